@@ -1,0 +1,5 @@
+"""``python -m app`` runs the ``interlock`` command."""
+
+from app.cli import main
+
+main()

@@ -1,0 +1,167 @@
+"""The ``interlock`` command. Each command is a thin shell: read input, call the engine, print.
+
+Exit codes are part of the interface: 0 success, 1 when what was checked is invalid, 2 for usage errors
+and unreadable input. No command prints a Python traceback to a user (set ``INTERLOCK_DEBUG=1`` to see
+one); an unexpected failure says so in one line and exits 70.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from app.engine.contract import ContractKind, verdict_contract
+from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
+from app.engine.mermaid import draw_mermaid
+from app.engine.team import Team
+from app.graphset import FileReport, graph_files, load_graph, load_team, validate_file
+
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+
+cli = typer.Typer(
+    name="interlock",
+    help="Deterministic multi-agent workflows: agents do the steps, engine code routes the run.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@cli.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Graph files or folders (graphsets).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
+    team_file: Annotated[
+        Path | None, typer.Option("--team", help="Team roster (YAML or JSON) for capability checks.")
+    ] = None,
+) -> None:
+    """Validate graphs: every error and warning of every file (exit 1 if any file has an error)."""
+    team = _read_team(team_file) if team_file else None
+    reports: list[FileReport] = []
+    unreadable: list[str] = []
+    for path in paths:
+        try:
+            files = graph_files(path)
+        except GraphFileError as exc:
+            unreadable.append(str(exc))
+            continue
+        for file in files:
+            try:
+                reports.append(validate_file(file, team))
+            except GraphFileError as exc:
+                unreadable.append(str(exc))
+    if as_json:
+        typer.echo(json.dumps({"files": [report.to_json() for report in reports]}, indent=2))
+    else:
+        _print_reports(reports)
+    for problem in unreadable:
+        typer.echo(f"error: cannot read {problem}", err=True)
+    if unreadable:
+        raise typer.Exit(EXIT_USAGE)
+    if any(not report.validation.valid for report in reports):
+        raise typer.Exit(EXIT_INVALID)
+
+
+@cli.command()
+def contract(
+    graph_path: Annotated[Path, typer.Argument(metavar="GRAPH", help="Graph file.")],
+    stage: Annotated[str, typer.Argument(help="Stage of the node.")],
+) -> None:
+    """Print the verdict contract that the missions of STAGE receive (nothing when there is none)."""
+    graph = load_graph(graph_path)
+    if not graph.has_stage(stage):
+        _usage_error(
+            f"graph {graph.name!r} has no stage {stage!r}; stages: {', '.join(node.stage for node in graph.nodes)}"
+        )
+    terms = verdict_contract(graph, stage)
+    if terms.kind is ContractKind.CHECK:
+        typer.echo(f"(stage {stage!r} runs a check: its exit code is the verdict, no contract)", err=True)
+    elif terms.text:
+        typer.echo(terms.text)
+
+
+@cli.command()
+def draw(
+    graph_path: Annotated[Path, typer.Argument(metavar="GRAPH", help="Graph file.")],
+    current: Annotated[str | None, typer.Option(help="Stage to highlight.")] = None,
+    visits: Annotated[str | None, typer.Option(help="Visit counts: stage=n,stage=n.")] = None,
+) -> None:
+    """Print the graph as a Mermaid flowchart (GitHub renders it in issues and Markdown)."""
+    graph = load_graph(graph_path)
+    counts = _parse_visits(visits) if visits is not None else None
+    for stage in [*([current] if current else []), *(counts or {})]:
+        if not graph.has_stage(stage):
+            _usage_error(f"graph {graph.name!r} has no stage {stage!r}")
+    typer.echo(draw_mermaid(graph, current, counts), nl=False)
+
+
+def _parse_visits(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        stage, sep, number = item.partition("=")
+        if not sep or not number.strip().isdigit():
+            _usage_error(f"--visits takes stage=n pairs separated by commas; cannot read {item!r}")
+        counts[stage.strip()] = int(number)
+    return counts
+
+
+def _read_team(path: Path) -> Team:
+    try:
+        return load_team(path)
+    except TeamInvalid as exc:
+        _usage_error(str(exc))
+
+
+def _print_reports(reports: list[FileReport]) -> None:
+    for report in reports:
+        outcome = report.validation
+        if outcome.valid:
+            status = typer.style("valid", fg="green")
+        else:
+            status = typer.style(f"INVALID ({len(outcome.errors)} error(s))", fg="red", bold=True)
+        extra = f", {len(outcome.warnings)} warning(s)" if outcome.warnings else ""
+        typer.echo(f"{report.path}: {status}{extra}")
+        for issue in outcome.issues:
+            kind = typer.style("error", fg="red") if issue.is_error else typer.style("warning", fg="yellow")
+            where = f" [stage {issue.stage}]" if issue.stage is not None else ""
+            where += f" [edge {issue.edge}]" if issue.edge is not None else ""
+            typer.echo(f"  {kind} {issue.code}{where}: {issue.message}")
+    valid = sum(report.validation.valid for report in reports)
+    typer.echo(f"{len(reports)} file(s): {valid} valid, {len(reports) - valid} invalid")
+
+
+def _usage_error(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _report_graph_invalid(exc: GraphInvalid) -> None:
+    typer.echo(f"error: {exc.source} is not a valid graph:", err=True)
+    for issue in exc.issues:
+        typer.echo(f"  {issue.code}: {issue.message}", err=True)
+
+
+def main() -> None:
+    """Console entry point: maps every failure to a message and an exit code, never a traceback."""
+    try:
+        cli()
+        code = 0
+    except GraphInvalid as exc:
+        _report_graph_invalid(exc)
+        code = EXIT_INVALID
+    except InterlockError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        code = EXIT_USAGE
+    except Exception as exc:
+        if os.environ.get("INTERLOCK_DEBUG"):
+            raise
+        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set INTERLOCK_DEBUG=1 for details)", err=True)
+        code = EXIT_INTERNAL
+    sys.exit(code)

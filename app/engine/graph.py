@@ -1,0 +1,138 @@
+"""The graph model: a workflow as data (SPEC G1, G2).
+
+A graph is parsed strictly — unknown keys are refused, because a typo such as ``humanGat`` that passed
+silently would remove a human gate without anyone noticing. The models here describe a *valid* graph;
+``app.engine.validate`` is what turns arbitrary JSON into one, reporting every problem on the way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+END = "__end__"
+CATCH_ALL = "*"
+PASS = "PASS"
+FAIL = "FAIL"
+NEEDS_INPUT = "NEEDS_INPUT"
+NEEDS_UPSTREAM = "NEEDS_UPSTREAM"
+RESERVED_VERDICTS = frozenset({NEEDS_INPUT, NEEDS_UPSTREAM})
+DEFAULT_MAX_VISITS = 3
+
+
+class StrictModel(BaseModel):
+    """Base for boundary models: strict types, no unknown keys, immutable once built."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=False)
+
+
+class DecideSpec(StrictModel):
+    """Which cheap decision model picks the verdict of a ``decide`` node (SPEC V8)."""
+
+    agent: str | None = Field(None, description="Agent command or preset; the team's advisor agent if unset.")
+    model: str | None = Field(None, description="Model name passed to the agent.")
+    prompt: str | None = Field(None, description="Extra instruction for the decision.")
+
+
+class Node(StrictModel):
+    """One step of the workflow. It holds no routing logic: every route is an edge."""
+
+    stage: str = Field(description="Unique id of the step.")
+    capability: str = Field(description="The capability a role must carry to do this step.")
+    extra_prompt: str = Field("", alias="extraPrompt", description="Instruction added to the role's prompt.")
+    human_gate: bool = Field(False, alias="humanGate", description="A person approves before the run moves on.")
+    max_visits: int = Field(DEFAULT_MAX_VISITS, alias="maxVisits", description="Visit budget of the node (at least 1).")
+    event: str | None = Field(None, description="Project event emitted when the node passes.")
+    check: str | None = Field(None, description="Command whose exit code is the verdict: 0 PASS, else FAIL.")
+    decide: bool | DecideSpec = Field(False, description="Let a cheap decision model pick the verdict.")
+    requires_changes: bool = Field(
+        False, alias="requiresChanges", description="The mission must leave at least one new commit."
+    )
+    ui: dict[str, Any] = Field(default_factory=dict, description="Editor data, ignored by the engine.")
+
+    @property
+    def decides(self) -> bool:
+        return self.decide is not False
+
+
+class Edge(StrictModel):
+    """A route: from a stage, on a verdict label, to a stage or ``__end__``."""
+
+    source: str = Field(alias="from")
+    verdict: str = ""
+    target: str = Field(alias="to")
+
+
+class Policy(StrictModel):
+    """Run budgets charged before every call (SPEC P1). ``None`` means unlimited."""
+
+    max_attempts: int | None = Field(None, alias="maxAttempts", ge=1)
+    max_calls: int | None = Field(None, alias="maxCalls", ge=1)
+    max_units: float | None = Field(None, alias="maxUnits", gt=0)
+    max_cost_usd: float | None = Field(None, alias="maxCostUsd", gt=0)
+    unit_costs: dict[str, float] = Field(
+        default_factory=dict,
+        alias="unitCosts",
+        description="Cost units per capability or mission kind; 1 per call when not listed.",
+    )
+
+
+class Graph(StrictModel):
+    """A validated workflow graph. Build it with ``app.engine.validate.parse_graph``."""
+
+    name: str
+    description: str = ""
+    entry: str
+    nodes: tuple[Node, ...] = Field(strict=False)
+    edges: tuple[Edge, ...] = Field(strict=False)
+    policy: Policy = Field(default_factory=Policy)
+
+    _by_stage: dict[str, Node] = PrivateAttr(default_factory=dict)
+    _outgoing: dict[str, tuple[Edge, ...]] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._by_stage = {node.stage: node for node in self.nodes}
+        outgoing: dict[str, list[Edge]] = {node.stage: [] for node in self.nodes}
+        for edge in self.edges:
+            outgoing.setdefault(edge.source, []).append(edge)
+        self._outgoing = {stage: tuple(edges) for stage, edges in outgoing.items()}
+
+    def node(self, stage: str) -> Node:
+        """The node called ``stage``; ``KeyError`` when there is none."""
+        return self._by_stage[stage]
+
+    def has_stage(self, stage: str) -> bool:
+        return stage in self._by_stage
+
+    def outgoing(self, stage: str) -> tuple[Edge, ...]:
+        """The edges leaving ``stage``, in the order the graph lists them."""
+        return self._outgoing.get(stage, ())
+
+    def labels(self, stage: str) -> tuple[str, ...]:
+        """The verdicts a node can route (SPEC V1): distinct edge labels, in edge order, ``*`` excluded."""
+        return distinct_labels(edge.verdict for edge in self.outgoing(stage))
+
+    def to_json(self) -> dict[str, Any]:
+        """The graph as its file format, without defaults left implicit."""
+        return self.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+
+    def content_hash(self) -> str:
+        """A stable hash of the graph's content, stored with every run (SPEC J1)."""
+        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def distinct_labels(verdicts: Any) -> tuple[str, ...]:
+    """Labels in first-seen order, compared without regard to case, ``*`` excluded."""
+    seen: set[str] = set()
+    labels: list[str] = []
+    for verdict in verdicts:
+        key = verdict.casefold()
+        if verdict == CATCH_ALL or key in seen:
+            continue
+        seen.add(key)
+        labels.append(verdict)
+    return tuple(labels)

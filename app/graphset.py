@@ -1,0 +1,127 @@
+"""Reading graphs from disk: single files and graphsets (folders of graph files, SPEC U2).
+
+This is a shell module: it does the file I/O and hands parsed JSON to the pure validator. Each file is
+judged on its own, so one broken file never hides the verdict on the others.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.engine.errors import GraphFileError, GraphInvalid, TeamInvalid
+from app.engine.graph import Graph
+from app.engine.team import Team, parse_team
+from app.engine.validate import Issue, IssueCode, Validation, parse_graph, validate_graph
+
+MAX_GRAPH_BYTES = 16 * 1024 * 1024
+SCHEMA_SUFFIX = ".schema.json"
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The validation of one file, as ``interlock validate --json`` prints it."""
+
+    path: str
+    validation: Validation
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "valid": self.validation.valid,
+            "errors": [issue.to_json() for issue in self.validation.errors],
+            "warnings": [issue.to_json() for issue in self.validation.warnings],
+        }
+
+
+def graph_files(path: Path) -> list[Path]:
+    """The graph files under ``path``: the file itself, or every ``*.json`` below a folder, sorted.
+
+    JSON Schema files (``*.schema.json``) in a folder are documentation, not graphs, and are skipped.
+    """
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.json") if p.is_file() and not p.name.endswith(SCHEMA_SUFFIX))
+    if path.exists():
+        return [path]
+    raise GraphFileError(str(path), "no such file or folder", readable=False)
+
+
+def read_json_file(path: Path, limit: int = MAX_GRAPH_BYTES) -> Any:
+    """Parsed JSON of ``path``; ``GraphFileError`` says precisely why it cannot be had."""
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise GraphFileError(str(path), f"file is too large ({size:,} bytes; the limit is {limit:,})")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise GraphFileError(str(path), exc.strerror or str(exc), readable=False) from None
+    if not raw.strip():
+        raise GraphFileError(str(path), "file is empty: a graph is a JSON object")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise GraphFileError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise GraphFileError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise GraphFileError(str(path), "JSON nested too deeply to be a graph") from None
+
+
+def validate_file(path: Path, team: Team | None = None) -> FileReport:
+    """One file's report. A file that is readable but not a JSON graph gets a ``schema`` error."""
+    try:
+        data = read_json_file(path)
+    except GraphFileError as exc:
+        if not exc.readable:
+            raise
+        return FileReport(str(path), Validation((Issue(IssueCode.SCHEMA, exc.reason),), None))
+    return FileReport(str(path), validate_graph(data, team))
+
+
+def load_graph(path: Path, team: Team | None = None) -> Graph:
+    """The graph in ``path``; ``GraphFileError`` or ``GraphInvalid`` (with every error) otherwise."""
+    return parse_graph(read_json_file(path), team, source=str(path))
+
+
+def load_graphset(folder: Path, team: Team | None = None) -> dict[str, Graph]:
+    """Every graph of a graphset by name. Two graphs with one name make the set ambiguous: refused."""
+    graphs: dict[str, Graph] = {}
+    origin: dict[str, Path] = {}
+    for path in graph_files(folder):
+        graph = load_graph(path, team)
+        if graph.name in graphs:
+            issue = Issue(IssueCode.SCHEMA, f"graph name {graph.name!r} is also used by {origin[graph.name]}")
+            raise GraphInvalid([issue], str(path))
+        graphs[graph.name] = graph
+        origin[graph.name] = path
+    return graphs
+
+
+def find_graph(reference: str, search: list[Path]) -> Graph:
+    """A graph given as a file path, or by name inside one of the ``search`` graphsets."""
+    candidate = Path(reference)
+    if candidate.is_file() or reference.endswith(".json"):
+        return load_graph(candidate)
+    for folder in search:
+        if folder.is_dir():
+            graphs = load_graphset(folder)
+            if reference in graphs:
+                return graphs[reference]
+    raise GraphFileError(reference, "no graph file or graph of that name", readable=False)
+
+
+def load_team(path: Path) -> Team:
+    """A team roster from a YAML or JSON file (JSON is YAML, so one parser reads both)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TeamInvalid([f"{path}: cannot read: {exc}"]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TeamInvalid([f"{path}: not YAML or JSON: {exc}"]) from None
+    return parse_team(data)
