@@ -40,3 +40,23 @@ class GraphFileError(InterlockError):
         self.reason = reason
         self.readable = readable
         super().__init__(f"{path}: {reason}")
+
+
+class EventRejected(InterlockError):
+    """An event that makes no sense for the run as it stands (approving a run that waits at no gate,
+    routing on a label the stage does not have). Nothing changed; ``message`` says why."""
+
+    def __init__(self, run_id: str, status: str, event: str, message: str) -> None:
+        self.run_id = run_id
+        self.status = status
+        self.event = event
+        self.message = message
+        super().__init__(f"run {run_id} ({status}): cannot apply {event}: {message}")
+
+
+class StaleEvent(EventRejected):
+    """A result for a mission the run no longer waits for (a late job after a resume, say)."""
+
+
+class RunFinished(EventRejected):
+    """The run is done or cancelled: it accepts no event any more."""

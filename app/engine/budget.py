@@ -1,0 +1,108 @@
+"""Run policy: every attempt and call is charged *before* it is dispatched and never refunded (SPEC P1–P3).
+
+A fluent loop that makes no progress therefore still runs out: what is counted is work started, not work
+accepted. The budgets apply to the window since they were last armed; a person's resume re-arms them
+(SPEC B4), while the ledger itself only ever grows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.engine.graph import Policy
+from app.engine.record import Category, Ledger, MissionKind, ReasonCode, Totals, Usage, Window
+
+CATEGORY_OF = {
+    MissionKind.DELIVER: Category.DELIVER,
+    MissionKind.RETRY: Category.DELIVER,
+    MissionKind.REASK: Category.REASK,
+    MissionKind.AMEND: Category.AMEND,
+    MissionKind.RESUME: Category.RESUME,
+    MissionKind.CHECK: Category.CHECK,
+    MissionKind.DECIDE: Category.DECIDE,
+    MissionKind.ADVISOR: Category.ADVISOR,
+}
+
+
+@dataclass(frozen=True)
+class Charge:
+    category: Category
+    attempts: int
+    calls: int
+    units: float
+
+
+def charge_for(kind: MissionKind, capability: str, policy: Policy) -> Charge:
+    """What a dispatch of ``kind`` costs. A check runs code: an attempt, no model call, no units.
+    Decisions and advice are calls, not missions. Units come from the policy by capability, then by kind."""
+    category = CATEGORY_OF[kind]
+    if kind is MissionKind.CHECK:
+        return Charge(category, 1, 0, 0.0)
+    units = policy.unit_costs.get(capability, policy.unit_costs.get(kind.value, 1.0))
+    attempts = 0 if kind in (MissionKind.DECIDE, MissionKind.ADVISOR) else 1
+    return Charge(category, attempts, 1, units)
+
+
+def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> tuple[ReasonCode, str] | None:
+    """Why ``charge`` may not be made, or ``None``. Checked before the call, never after (SPEC P2)."""
+    used_attempts = ledger.attempts - window.attempts
+    used_calls = ledger.calls - window.calls
+    used_units = ledger.units - window.units
+    if policy.max_attempts is not None and charge.attempts and used_attempts + charge.attempts > policy.max_attempts:
+        return ReasonCode.ATTEMPT_BUDGET_EXHAUSTED, f"{used_attempts} of {policy.max_attempts} attempts used"
+    if policy.max_calls is not None and charge.calls and used_calls + charge.calls > policy.max_calls:
+        return ReasonCode.CALL_BUDGET_EXHAUSTED, f"{used_calls} of {policy.max_calls} calls used"
+    if policy.max_units is not None and charge.units and used_units + charge.units > policy.max_units:
+        return (
+            ReasonCode.COST_BUDGET_EXHAUSTED,
+            f"{used_units:g} of {policy.max_units:g} units used; the next call costs {charge.units:g}",
+        )
+    spent = ledger.spent_usd() - window.cost_usd
+    if policy.max_cost_usd is not None and charge.calls and spent >= policy.max_cost_usd:
+        return ReasonCode.COST_BUDGET_EXHAUSTED, f"${spent:.2f} of ${policy.max_cost_usd:.2f} spent"
+    return None
+
+
+def apply_charge(ledger: Ledger, charge: Charge) -> Ledger:
+    line = ledger.by_category.get(charge.category, Totals())
+    line = line.model_copy(
+        update={
+            "attempts": line.attempts + charge.attempts,
+            "calls": line.calls + charge.calls,
+            "units": line.units + charge.units,
+        }
+    )
+    return ledger.model_copy(
+        update={
+            "attempts": ledger.attempts + charge.attempts,
+            "calls": ledger.calls + charge.calls,
+            "units": ledger.units + charge.units,
+            "by_category": {**ledger.by_category, charge.category: line},
+        }
+    )
+
+
+def record_usage(ledger: Ledger, category: Category, usage: Usage, accepted: bool) -> Ledger:
+    """Add what an agent reported, and count the result if the engine accepted it."""
+    line = ledger.by_category.get(category, Totals())
+    line = line.model_copy(
+        update={
+            "accepted": line.accepted + int(accepted),
+            "input_tokens": line.input_tokens + usage.input_tokens,
+            "output_tokens": line.output_tokens + usage.output_tokens,
+            "cost_usd": line.cost_usd + usage.cost_usd,
+            "seconds": line.seconds + usage.seconds,
+            "estimated": line.estimated or usage.estimated,
+        }
+    )
+    return ledger.model_copy(
+        update={
+            "accepted": ledger.accepted + int(accepted),
+            "by_category": {**ledger.by_category, category: line},
+        }
+    )
+
+
+def arm(ledger: Ledger) -> Window:
+    """A fresh budget window starting at the ledger's current figures."""
+    return Window(attempts=ledger.attempts, calls=ledger.calls, units=ledger.units, cost_usd=ledger.spent_usd())

@@ -1,0 +1,143 @@
+"""The run's context: a preamble that is never compacted, then mission results compacted in tiers (SPEC C).
+
+Why tiers: the next mission needs the latest results verbatim, a gist of the ones before, and only the
+shape of the distant past; but the routing lines (verdicts, amendments, gate validations) are what make
+the path understandable, so they are kept forever. Compaction is idempotent, so a resumed run can go
+through it again at every step without drifting.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
+
+
+class Tiers(BaseModel):
+    """How much of each result survives: newest intact, then cut, then header only (SPEC C3)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    intact: int = Field(2, ge=0)
+    cut: int = Field(4, ge=0)
+    cut_bytes: int = Field(2000, ge=64)
+
+
+class Note(BaseModel):
+    """A person's words or the request: part of the preamble, never compacted (SPEC C1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    text: str
+    data: bool = False  # text from outside (the request): shown fenced, as data, never as instructions
+
+
+class Result(BaseModel):
+    """One mission's result as the context holds it; the full text stays in the mission record (C5)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    stage: str
+    visit: int
+    kind: str
+    body: str
+    routing: list[str] = Field(default_factory=list)
+    tier: str = "intact"  # intact | cut | header
+
+    @property
+    def header(self) -> str:
+        return f"### {self.stage} — visit {self.visit}, mission #{self.seq} ({self.kind})"
+
+
+class Context(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    preamble: list[Note] = Field(default_factory=list)
+    results: list[Result] = Field(default_factory=list)
+    tiers: Tiers = Field(default_factory=Tiers)
+
+
+def add_note(context: Context, label: str, text: str, data: bool = False) -> Context:
+    note = Note(label=label, text=text, data=data)
+    return context.model_copy(update={"preamble": [*context.preamble, note]})
+
+
+def append_result(context: Context, result: Result) -> Context:
+    """Append a result and compact right after (SPEC C2, C3)."""
+    return compact_context(context.model_copy(update={"results": [*context.results, result]}))
+
+
+def add_routing_line(context: Context, line: str) -> Context:
+    """Attach a routing line to the newest result (or the preamble when there is none yet)."""
+    if not context.results:
+        return add_note(context, "routing", line)
+    last = context.results[-1]
+    updated = last.model_copy(update={"routing": [*last.routing, line]})
+    return context.model_copy(update={"results": [*context.results[:-1], updated]})
+
+
+def compact_context(context: Context) -> Context:
+    """Tiered compaction from newest to oldest. Compacting a compacted context changes nothing (C4)."""
+    tiers = context.tiers
+    count = len(context.results)
+    compacted = []
+    for index, result in enumerate(context.results):
+        age = count - 1 - index
+        if age < tiers.intact:
+            compacted.append(result)
+        elif age < tiers.intact + tiers.cut:
+            compacted.append(_cut(result, tiers.cut_bytes))
+        else:
+            compacted.append(_header_only(result))
+    return context.model_copy(update={"results": compacted})
+
+
+def _cut(result: Result, budget: int) -> Result:
+    if result.tier != "intact":
+        return result
+    raw = result.body.encode("utf-8")
+    if len(raw) <= budget:
+        return result.model_copy(update={"tier": "cut"})
+    marker_room = budget - len(CUT_MARKER.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
+    kept = cut_utf8(raw, max(marker_room, 0))
+    marker = CUT_MARKER.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
+    return result.model_copy(update={"body": kept + marker, "tier": "cut"})
+
+
+def _header_only(result: Result) -> Result:
+    if result.tier == "header":
+        return result
+    return result.model_copy(update={"body": "", "tier": "header"})
+
+
+def cut_utf8(raw: bytes, limit: int) -> str:
+    """The longest prefix of ``raw`` within ``limit`` bytes that ends on a whole UTF-8 character."""
+    return raw[:limit].decode("utf-8", errors="ignore")
+
+
+def fence(text: str) -> str:
+    """``text`` in a fenced block longer than any backtick run inside it, so it cannot close the fence."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}text\n{text}\n{ticks}"
+
+
+def render_context(context: Context) -> str:
+    """The context as the next mission reads it: preamble, then results with their routing lines."""
+    parts = ["## Request and people's words"]
+    parts += [f"**{note.label}**\n{fence(note.text) if note.data else note.text}" for note in context.preamble]
+    if context.results:
+        parts.append("## Results so far")
+    for result in context.results:
+        block = [result.header]
+        if result.body:
+            block.append(result.body)
+        elif result.tier == "header":
+            block.append(f"(result compacted; full text in mission record #{result.seq})")
+        block += [f"> {line}" for line in result.routing]
+        parts.append("\n".join(block))
+    return "\n\n".join(parts)

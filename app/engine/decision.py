@@ -1,0 +1,194 @@
+"""The decision file posted when a run stops and a person must choose (SPEC E2, E3).
+
+It is rendered from the record alone (plus the git state the shell supplies), so that the person reads
+the same facts the engine acted on: the objective, the path, where the judges disagreed, the state of
+the delivery, alerts, and each option with the exact command that chooses it. The recommendation is
+computed by fixed rules, never by a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.engine.context import cut_utf8
+from app.engine.events import GitState
+from app.engine.graph import FAIL, PASS, Graph
+from app.engine.record import ReasonCode, Run
+
+WHY_BYTES = 600
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    cli: str
+    comment: str
+    meaning: str
+
+
+def decision_options(run: Run, graph: Graph) -> list[Option]:
+    """The choices of SPEC E3, with the CLI command and the issue comment that make each."""
+    stage = run.stage
+    options = [
+        Option(
+            "resume",
+            f"interlock resume {run.id}",
+            "/interlock resume",
+            f"re-enter `{stage}` with visit budgets re-armed",
+        )
+    ]
+    for other in (node.stage for node in graph.nodes if node.stage != stage):
+        options.append(
+            Option(
+                f"resume at {other}",
+                f"interlock resume {run.id} --at {other}",
+                f"/interlock resume at {other}",
+                f"re-enter the graph at `{other}`",
+            )
+        )
+    if graph.has_stage(stage):
+        for label in graph.labels(stage):
+            options.append(
+                Option(
+                    f"route {label}",
+                    f"interlock route {run.id} {label}",
+                    f"/interlock route {label}",
+                    f"follow the `{label}` edge of `{stage}`",
+                )
+            )
+    options.append(
+        Option(
+            "deliver",
+            f"interlock deliver {run.id}",
+            "/interlock deliver",
+            "go to the end: mark the pull request ready for a person to review and merge",
+        )
+    )
+    options.append(
+        Option(
+            "abandon",
+            f"interlock abandon {run.id}",
+            "/interlock abandon",
+            "cancel the run; the branch stays for reference",
+        )
+    )
+    return options
+
+
+def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
+    """(option name, why) by rules: the cheapest choice that the facts support."""
+    code = run.reason.code if run.reason else None
+    last = run.missions[-1] if run.missions else None
+    if git is not None and git.conflicts:
+        return "resume", "the run branch conflicts with its base: resolve the conflicts, then resume"
+    if code is ReasonCode.MISSION_FAILED:
+        return (
+            "resume",
+            "the mission ended abnormally; a fresh attempt is the cheapest way to learn if it was transient",
+        )
+    if code in (ReasonCode.UNROUTABLE_VERDICT, ReasonCode.INVALID_SELECTION):
+        hinted = _label_mentioned(run, graph)
+        if hinted:
+            return f"route {hinted}", f"the last answer names `{hinted}`, which this stage can route"
+        return "resume", "no usable verdict was given; re-run the stage"
+    if code is ReasonCode.VISIT_BUDGET_EXHAUSTED:
+        if last and last.verdict and last.verdict.upper() == PASS and git is not None and git.ahead > 0:
+            return "deliver", "the last judgement passed and the branch has work: let a person review it"
+        return "resume", "the loop did not converge; read the judges' findings, amend if needed, then resume"
+    if code in (
+        ReasonCode.ATTEMPT_BUDGET_EXHAUSTED,
+        ReasonCode.CALL_BUDGET_EXHAUSTED,
+        ReasonCode.COST_BUDGET_EXHAUSTED,
+    ):
+        if run.ledger.accepted == 0:
+            return "abandon", "the budget was spent and no result was ever accepted"
+        return "resume", "results were accepted along the way; resuming re-arms the budget"
+    if code is ReasonCode.UPSTREAM_REJECTED:
+        return "abandon", "the upstream project refused the request this run depends on"
+    return "resume", "the run was stopped on purpose and can continue as it was"
+
+
+def render_decision(run: Run, graph: Graph, git: GitState | None = None) -> str:
+    reason = run.reason
+    lines = [f"# Decision needed: run `{run.id}`", ""]
+    if reason is not None:
+        lines += [f"**Stopped** at `{reason.stage or run.stage}`: `{reason.code.value}` — {reason.message}", ""]
+    lines += ["## Objective", "", f"**{run.request.title}**", ""]
+    if run.request.body:
+        lines += ["> " + line for line in run.request.body.splitlines()] + [""]
+    lines += _path_section(run) + _disagreements_section(run) + _git_section(run, git) + _alerts_section(run, git)
+    choice, why = recommend(run, graph, git)
+    lines += [
+        "## Options",
+        "",
+        "| option | command | comment on the issue | what it does |",
+        "| --- | --- | --- | --- |",
+    ]
+    for option in decision_options(run, graph):
+        mark = " **(recommended)**" if option.name == choice else ""
+        lines.append(f"| {option.name}{mark} | `{option.cli}` | `{option.comment}` | {option.meaning} |")
+    lines += ["", "## Recommendation", "", f"**{choice}** — {why}.", ""]
+    return "\n".join(lines)
+
+
+def _path_section(run: Run) -> list[str]:
+    lines = ["## Path taken", ""]
+    if not run.path:
+        return [*lines, "No edge was followed yet.", ""]
+    lines += ["| # | stage | visit | verdict | to | by |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        f"| {i} | {hop.stage} | {hop.visit} | {hop.verdict} | {hop.to} | {hop.by} |"
+        for i, hop in enumerate(run.path, 1)
+    ]
+    return [*lines, ""]
+
+
+def _disagreements_section(run: Run) -> list[str]:
+    fails = [m for m in run.missions if m.verdict and m.verdict.upper() == FAIL]
+    lines = ["## Disagreements of the judging steps", ""]
+    if not fails:
+        return [*lines, "None: no step returned FAIL.", ""]
+    bodies = {result.seq: result.body for result in run.context.results}
+    for mission in fails:
+        why = bodies.get(mission.seq, "").strip()
+        shown = cut_utf8(why.encode("utf-8"), WHY_BYTES) + ("…" if len(why.encode("utf-8")) > WHY_BYTES else "")
+        lines.append(f"- `{mission.stage}` (mission #{mission.seq}, visit {mission.visit}): FAIL")
+        lines += ["  > " + line for line in (shown or "(result compacted; see the mission record)").splitlines()]
+    return [*lines, ""]
+
+
+def _git_section(run: Run, git: GitState | None) -> list[str]:
+    lines = ["## Delivery", "", f"- branch `{run.branch}` from `{run.base}`"]
+    if git is None:
+        return [*lines, "- git state not available", ""]
+    files = ", ".join(f"`{name}`" for name in git.files_changed[:20]) or "none"
+    more = f" and {len(git.files_changed) - 20} more" if len(git.files_changed) > 20 else ""
+    lines += [
+        f"- head `{git.head[:12] or '?'}`, {git.ahead} commit(s) ahead of `{run.base}`",
+        f"- files changed: {files}{more}",
+        f"- conflicts with base: {', '.join(git.conflicts) if git.conflicts else 'none'}",
+    ]
+    return [*lines, ""]
+
+
+def _alerts_section(run: Run, git: GitState | None) -> list[str]:
+    alerts = []
+    if git is not None and git.conflicts:
+        alerts.append(f"the branch conflicts with `{run.base}` in {len(git.conflicts)} file(s)")
+    if git is not None and git.ahead == 0:
+        alerts.append("the branch has no work beyond its start commit")
+    if run.ledger.accepted == 0 and run.ledger.attempts > 0:
+        alerts.append(f"{run.ledger.attempts} attempt(s) made and no result accepted")
+    if any(line.estimated for line in run.ledger.by_category.values()):
+        alerts.append("some costs are estimates")
+    over = [f"`{stage}` {count}" for stage, count in run.visits.items() if count > 1]
+    if over:
+        alerts.append("stages visited more than once: " + ", ".join(over))
+    return ["## Alerts", "", *([f"- {alert}" for alert in alerts] or ["None."]), ""]
+
+
+def _label_mentioned(run: Run, graph: Graph) -> str | None:
+    if not graph.has_stage(run.stage) or not run.context.results:
+        return None
+    text = run.context.results[-1].body.upper()
+    return next((label for label in graph.labels(run.stage) if label.upper() in text), None)

@@ -1,0 +1,107 @@
+"""Effects: what a transition asks the shell to do. The engine decides; shells only execute these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.engine.record import MissionKind, Reason, Status
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """Everything a mission prompt is built from; ``app.engine.prompt.assemble_prompt`` joins them."""
+
+    run_id: str
+    stage: str
+    capability: str
+    visit: int
+    seq: int
+    kind: MissionKind
+    extra_prompt: str
+    context: str
+    contract: str
+    reserved: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Effect:
+    pass
+
+
+@dataclass(frozen=True)
+class DispatchMission(Effect):
+    seq: int
+    stage: str
+    capability: str
+    kind: MissionKind
+    prompt: PromptParts
+    key: str
+    check: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class AskDecision(Effect):
+    seq: int
+    stage: str
+    labels: tuple[str, ...]
+    prompt: str
+    key: str
+
+
+@dataclass(frozen=True)
+class AskAdvisor(Effect):
+    seq: int
+    stage: str
+    question: str
+    key: str
+
+
+@dataclass(frozen=True)
+class OpenGate(Effect):
+    stage: str
+    verdict: str
+    mission: int
+
+
+@dataclass(frozen=True)
+class PostMessage(Effect):
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Escalate(Effect):
+    reason: Reason
+    status: Status
+    decision: str
+
+
+@dataclass(frozen=True)
+class FileRequest(Effect):
+    target: str
+    title: str
+    body: str
+    key: str
+
+
+@dataclass(frozen=True)
+class OpenPullRequest(Effect):
+    draft: bool = True
+
+
+@dataclass(frozen=True)
+class ReadyPullRequest(Effect):
+    pass
+
+
+@dataclass(frozen=True)
+class EmitEvent(Effect):
+    name: str
+    stage: str
+
+
+@dataclass(frozen=True)
+class Finish(Effect):
+    status: Status

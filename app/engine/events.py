@@ -1,0 +1,131 @@
+"""Events: everything that can happen to a run. Each carries its own time and an idempotency key
+(a webhook delivery id, a mission id): applying the same key twice changes nothing (SPEC J2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.engine.context import Tiers
+from app.engine.graph import Policy
+from app.engine.record import MissionStatus, Usage
+
+
+@dataclass(frozen=True)
+class GitState:
+    """The delivery's git state, supplied by the shell so the engine can write a decision file (E2)."""
+
+    head: str = ""
+    ahead: int = 0
+    files_changed: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    key: str
+    at: datetime
+    by: str = ""
+    git: GitState | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Start(Event):
+    run_id: str
+    title: str
+    body: str = ""
+    origin: str = ""
+    branch: str = ""
+    base: str = "develop"
+    policy: Policy | None = None
+    tiers: Tiers = field(default_factory=Tiers)
+    autopilot: bool = False
+    advisor: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class MissionFinished(Event):
+    seq: int
+    status: MissionStatus
+    answer: str = ""
+    usage: Usage = field(default_factory=Usage)
+    commits: int = 0
+    session_id: str | None = None
+    exit_code: int | None = None
+    duration_s: float | None = None
+    agent: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateApproved(Event):
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateAmended(Event):
+    note: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopRequested(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resume(Event):
+    stage: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteChosen(Event):
+    verdict: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deliver(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Abandon(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class InputAnswered(Event):
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpstreamChanged(Event):
+    state: str
+    id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Merged(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Closed(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecisionReturned(Event):
+    seq: int
+    answer: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceReturned(Event):
+    """The advisor's answer: ``retry``, ``revise`` (with ``instruction``), ``escalate``, or ``None`` when it
+    was off, slow or unparseable — in which case the deterministic default stands (SPEC E4)."""
+
+    seq: int
+    advice: str | None
+    instruction: str = ""
+    usage: Usage = field(default_factory=Usage)

@@ -1,0 +1,310 @@
+"""How a run moves through its graph: entering nodes, dispatching missions, routing results, gates, stops.
+
+These helpers work on a ``Transition`` — the record being built plus the effects collected so far —
+that lives only inside one call of ``step``; from outside, a transition is still a pure function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.engine.budget import CATEGORY_OF, apply_charge, charge_for, record_usage, refusal
+from app.engine.context import add_note, add_routing_line, fence, render_context
+from app.engine.contract import ContractKind, reserved_verdicts_text, selection_text, verdict_contract
+from app.engine.decision import render_decision
+from app.engine.effects import (
+    AskAdvisor,
+    AskDecision,
+    DispatchMission,
+    Effect,
+    EmitEvent,
+    Escalate,
+    FileRequest,
+    OpenGate,
+    OpenPullRequest,
+    PostMessage,
+    PromptParts,
+    ReadyPullRequest,
+)
+from app.engine.events import GitState
+from app.engine.graph import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
+from app.engine.record import (
+    Gate,
+    Hop,
+    MissionKind,
+    MissionSummary,
+    Reason,
+    ReasonCode,
+    Run,
+    Status,
+    Upstream,
+    Usage,
+    Waiting,
+)
+from app.engine.verdict import Routing, reask_note, request_block, route_verdict
+
+RECAP_HOPS = 12
+NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
+
+
+@dataclass
+class Transition:
+    run: Run
+    graph: Graph
+    at: datetime
+    git: GitState | None = None
+    effects: list[Effect] = field(default_factory=list)
+
+    def update(self, **fields: object) -> None:
+        self.run = self.run.model_copy(update=fields)
+
+    def emit(self, *effects: Effect) -> None:
+        self.effects.extend(effects)
+
+
+def enter(
+    t: Transition,
+    stage: str,
+    kind: MissionKind = MissionKind.DELIVER,
+    *,
+    visit: bool = True,
+    note: str = "",
+    session_id: str | None = None,
+) -> None:
+    """Enter ``stage``: count the visit (SPEC B1, B2), honour a stop (J4), then dispatch its mission."""
+    if stage == END:
+        reach_end(t)
+        return
+    t.update(stage=stage, gate=None, reasked=False)
+    if visit:
+        visits = {**t.run.visits, stage: t.run.visits.get(stage, 0) + 1}
+        t.update(visits=visits)
+        budget = t.graph.node(stage).max_visits
+        if visits[stage] > budget:
+            escalate(
+                t,
+                ReasonCode.VISIT_BUDGET_EXHAUSTED,
+                f"stage {stage!r} was entered {visits[stage]} times; its budget is {budget} (maxVisits)",
+            )
+            return
+    if t.run.stop_requested:
+        interrupt(t)
+        return
+    dispatch(t, kind, note=note, session_id=session_id)
+
+
+def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: str | None = None) -> None:
+    """Charge the mission before it exists (SPEC P2), record it, and ask the shell to run it."""
+    run, node = t.run, t.graph.node(t.run.stage)
+    if node.check is not None:
+        kind = MissionKind.CHECK
+    seq = charge(t, kind, node.capability)
+    if seq is None:
+        return
+    terms = verdict_contract(t.graph, node.stage)
+    contract = "" if terms.kind in (ContractKind.SELECTION, ContractKind.CHECK) else terms.text
+    parts = PromptParts(
+        run_id=run.id,
+        stage=node.stage,
+        capability=node.capability,
+        visit=run.visits.get(node.stage, 0),
+        seq=seq,
+        kind=kind,
+        extra_prompt=node.extra_prompt,
+        context=render_context(t.run.context),
+        contract=contract,
+        reserved=reserved_verdicts_text(),
+        note=note,
+    )
+    key = f"{run.id}/mission/{seq}"
+    t.update(
+        waiting=Waiting(seq=seq, kind=kind, stage=node.stage, key=key, session_id=session_id), status=Status.RUNNING
+    )
+    t.emit(
+        DispatchMission(
+            seq=seq,
+            stage=node.stage,
+            capability=node.capability,
+            kind=kind,
+            prompt=parts,
+            key=key,
+            check=node.check,
+            session_id=session_id,
+        )
+    )
+
+
+def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
+    """Charge a call of ``kind`` and open its mission summary; ``None`` (and the run stopped) if refused."""
+    cost = charge_for(kind, capability, t.run.policy)
+    refused = refusal(t.run.ledger, t.run.window, t.run.policy, cost)
+    if refused is not None:
+        escalate(t, refused[0], f"{refused[1]}: the {kind.value} call at {t.run.stage!r} was not made")
+        return None
+    seq = len(t.run.missions) + 1
+    summary = MissionSummary(seq=seq, stage=t.run.stage, visit=t.run.visits.get(t.run.stage, 0), kind=kind)
+    t.update(ledger=apply_charge(t.run.ledger, cost), missions=[*t.run.missions, summary])
+    return seq
+
+
+def settle(t: Transition, seq: int, **fields: object) -> None:
+    """Update the summary of mission ``seq`` (status, verdict, usage...)."""
+    missions = [m.model_copy(update=fields) if m.seq == seq else m for m in t.run.missions]
+    t.update(missions=missions)
+
+
+def spend(t: Transition, kind: MissionKind, usage: Usage, accepted: bool = False) -> None:
+    t.update(ledger=record_usage(t.run.ledger, CATEGORY_OF[kind], usage, accepted))
+
+
+def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: str) -> None:
+    """Act on a finished mission's verdict: reserved verdicts, re-ask, gate, or the edge (SPEC V5, V6, H1)."""
+    routing = route_verdict(t.graph, waiting.stage, verdict)
+    if routing.reserved == NEEDS_INPUT:
+        accept(t, waiting, NEEDS_INPUT)
+        t.update(status=Status.AWAITING_INPUT, waiting=None)
+        t.emit(PostMessage("question", f"Stage `{waiting.stage}` needs an answer from a person:\n\n{answer}"))
+        return
+    if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
+        accept(t, waiting, NEEDS_UPSTREAM)
+        file_upstream(t, answer)
+        return
+    if routing.edge is None:
+        reask_or_escalate(t, waiting, verdict)
+        return
+    accept(t, waiting, routing.verdict or PASS)
+    node = t.graph.node(waiting.stage)
+    if node.human_gate and not t.run.autopilot:
+        open_gate(t, routing, waiting.seq)
+        return
+    if node.human_gate:
+        t.emit(PostMessage("autopilot", f"Autopilot passed the gate of `{node.stage}` on {routing.verdict}."))
+        t.update(context=add_routing_line(t.run.context, f"gate of {node.stage} passed by autopilot"))
+    follow(t, routing.edge)
+
+
+def accept(t: Transition, waiting: Waiting, verdict: str) -> None:
+    settle(t, waiting.seq, verdict=verdict)
+    spend(t, waiting.kind, Usage(), accepted=True)
+    t.update(waiting=None, reasked=False)
+
+
+def reask_or_escalate(t: Transition, waiting: Waiting, verdict: str | None) -> None:
+    """One re-ask, costing no visit (SPEC V5, B3); still unroutable, the run escalates (E1)."""
+    settle(t, waiting.seq, verdict=verdict)
+    labels = t.graph.labels(waiting.stage)
+    if t.run.reasked:
+        shown = f"{verdict!r}" if verdict else "no verdict"
+        escalate(
+            t,
+            ReasonCode.UNROUTABLE_VERDICT,
+            f"stage {waiting.stage!r} answered {shown} twice; it can route {', '.join(labels) or 'nothing'}",
+        )
+        return
+    t.update(waiting=None)
+    dispatch(t, MissionKind.REASK, note=reask_note(labels))
+    t.update(reasked=True)
+
+
+def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
+    """Follow an edge, emit the node's event on PASS, honour a stop at mission return (SPEC J4)."""
+    stage = t.run.stage
+    hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by)
+    path = [*t.run.path, hop]
+    recap = " → ".join(f"{h.stage}:{h.verdict}" for h in path[-RECAP_HOPS:])
+    t.update(
+        path=path, recap=recap, context=add_routing_line(t.run.context, f"VERDICT: {edge.verdict} → {edge.target}")
+    )
+    node = t.graph.node(stage) if t.graph.has_stage(stage) else None
+    if node is not None and node.event and edge.verdict.upper() == PASS:
+        t.emit(EmitEvent(node.event, stage))
+    if t.run.stop_requested and edge.target != END:
+        t.update(stage=edge.target)
+        interrupt(t)
+        return
+    enter(t, edge.target)
+
+
+def open_gate(t: Transition, routing: Routing, seq: int) -> None:
+    verdict = routing.verdict or PASS
+    t.update(status=Status.GATE_WAIT, gate=Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq))
+    t.emit(
+        OpenPullRequest(draft=True),
+        OpenGate(t.run.stage, verdict, seq),
+        PostMessage(
+            "gate",
+            f"Stage `{t.run.stage}` finished with {verdict} and waits at a human gate: approve the "
+            "pull request to go on, or request changes to amend it.",
+        ),
+    )
+
+
+def file_upstream(t: Transition, answer: str) -> None:
+    block = request_block(answer)
+    assert block is not None
+    target, title, body = block
+    key = f"{t.run.id}/request/{len(t.run.missions)}"
+    t.update(status=Status.AWAITING_UPSTREAM, upstream=Upstream(target=target, title=title, body=body))
+    t.emit(
+        FileRequest(target, title, body, key),
+        PostMessage("upstream", f"Stage `{t.run.stage}` needs `{target}` to change first: {title}"),
+    )
+
+
+def ask_decision(t: Transition, waiting: Waiting, answer: str) -> None:
+    """A ``decide`` node: a cheap model picks the label from the closed list (SPEC V8)."""
+    spend(t, waiting.kind, Usage(), accepted=True)
+    t.update(waiting=None)
+    labels = t.graph.labels(waiting.stage)
+    seq = charge(t, MissionKind.DECIDE, t.graph.node(waiting.stage).capability)
+    if seq is None:
+        return
+    key = f"{t.run.id}/decide/{seq}"
+    prompt = f"{selection_text(labels)}\n\n## Result to classify\n{fence(answer)}"
+    t.update(waiting=Waiting(seq=seq, kind=MissionKind.DECIDE, stage=waiting.stage, key=key))
+    t.emit(AskDecision(seq, waiting.stage, labels, prompt, key))
+
+
+def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
+    """A mission ended badly and an advisor is configured: ask it once (SPEC E4)."""
+    seq = charge(t, MissionKind.ADVISOR, t.graph.node(waiting.stage).capability)
+    if seq is None:
+        return
+    key = f"{t.run.id}/advisor/{seq}"
+    question = (
+        f"The mission at stage `{waiting.stage}` ended badly:\n{fence(failure)}\n"
+        "Answer with one word — retry, revise or escalate — and for revise, an instruction on the next lines."
+    )
+    t.update(waiting=Waiting(seq=seq, kind=MissionKind.ADVISOR, stage=waiting.stage, key=key, extra=failure))
+    t.emit(AskAdvisor(seq, waiting.stage, question, key))
+
+
+def reach_end(t: Transition) -> None:
+    t.update(stage=END, status=Status.AWAITING_MERGE, gate=None, waiting=None)
+    t.emit(
+        ReadyPullRequest(),
+        PostMessage(
+            "end", "The run reached the end: the pull request is ready for review and waits for a person to merge it."
+        ),
+    )
+
+
+def escalate(t: Transition, code: ReasonCode, message: str) -> None:
+    """Stop and hand the run to a person with a typed reason and a decision file (SPEC E1, E2)."""
+    status = Status.FAILED if code is ReasonCode.MISSION_FAILED else Status.ESCALATED
+    reason = Reason(code=code, stage=t.run.stage, message=message)
+    t.update(status=status, reason=reason, waiting=None)
+    t.emit(Escalate(reason, status, render_decision(t.run, t.graph, t.git)))
+
+
+def interrupt(t: Transition) -> None:
+    reason = Reason(code=ReasonCode.STOPPED, stage=t.run.stage, message="stopped on request")
+    t.update(status=Status.INTERRUPTED, reason=reason, stop_requested=False)
+    t.emit(PostMessage("stopped", f"The run was stopped at `{t.run.stage}`; it can be resumed as it is."))
+
+
+def note_person(t: Transition, label: str, text: str) -> None:
+    """A person's words enter the preamble, never compacted (SPEC C1, H2, H3)."""
+    if text.strip():
+        t.update(context=add_note(t.run.context, label, text))

@@ -1,0 +1,49 @@
+"""The prompt a mission receives, assembled by the engine (SPEC V1–V6, C2).
+
+Order matters: who you are (role), what this step is for (capability, extraPrompt), what happened so far
+(the compacted context, with the request fenced as data), and last what to answer with (the verdict
+contract and the two reserved verdicts), because agents weigh the end of a prompt most.
+"""
+
+from __future__ import annotations
+
+from app.engine.effects import PromptParts
+from app.engine.record import MissionKind
+from app.engine.team import Role
+
+_KIND_NOTES = {
+    MissionKind.REASK: "This is a re-ask: answer with the verdict line only.",
+    MissionKind.AMEND: "A person asked for changes: apply the amendments at the end of the preamble.",
+    MissionKind.RESUME: "You were interrupted mid-way: continue your previous session where it stopped.",
+    MissionKind.RETRY: "Your previous attempt did not finish: try again.",
+}
+
+
+def assemble_prompt(parts: PromptParts, role: Role | None = None) -> str:
+    sections = [
+        f"# Interlock mission #{parts.seq} — run {parts.run_id}, stage `{parts.stage}`, visit {parts.visit} "
+        f"({parts.kind.value})",
+        _role_section(parts, role),
+    ]
+    if parts.extra_prompt:
+        sections.append(f"## This step\n{parts.extra_prompt}")
+    notes = [text for text in (_KIND_NOTES.get(parts.kind, ""), parts.note) if text]
+    if notes:
+        sections.append("## Note\n" + "\n\n".join(notes))
+    sections.append(f"# Context\n\n{parts.context}")
+    sections += [text for text in (parts.contract, parts.reserved) if text]
+    return "\n\n".join(sections) + "\n"
+
+
+def _role_section(parts: PromptParts, role: Role | None) -> str:
+    if role is None or not role.system_prompt:
+        intro = f"You carry the capability `{parts.capability}` in a team of agents working on one request."
+    else:
+        intro = role.system_prompt
+    lines = [f"## Your role\n{intro}"]
+    if role is not None and role.tools:
+        lines.append(f"Tools you may use: {', '.join(role.tools)}. Use no other.")
+    lines.append(
+        "Work in the current directory. Do not create branches, push or merge: Interlock commits your changes."
+    )
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""The run record: everything the journal stores about one run (SPEC J1, S, P3).
+
+Statuses, reason codes, mission kinds and ledger categories are ``StrEnum``s whose values are exactly
+the strings written to the journal, so a record read back with ``git show`` means what it says.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.engine.context import Context
+from app.engine.graph import Policy
+
+
+class Status(StrEnum):
+    RUNNING = "running"
+    GATE_WAIT = "gate_wait"
+    AWAITING_INPUT = "awaiting_input"
+    AWAITING_UPSTREAM = "awaiting_upstream"
+    AWAITING_MERGE = "awaiting_merge"
+    DONE = "done"
+    FAILED = "failed"
+    ESCALATED = "escalated"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+
+
+RESUMABLE = frozenset(
+    {
+        Status.FAILED,
+        Status.ESCALATED,
+        Status.INTERRUPTED,
+        Status.GATE_WAIT,
+        Status.AWAITING_INPUT,
+        Status.AWAITING_UPSTREAM,
+    }
+)
+FINAL = frozenset({Status.DONE, Status.CANCELLED})
+
+
+class ReasonCode(StrEnum):
+    VISIT_BUDGET_EXHAUSTED = "visit_budget_exhausted"
+    UNROUTABLE_VERDICT = "unroutable_verdict"
+    MISSION_FAILED = "mission_failed"
+    ATTEMPT_BUDGET_EXHAUSTED = "attempt_budget_exhausted"
+    CALL_BUDGET_EXHAUSTED = "call_budget_exhausted"
+    COST_BUDGET_EXHAUSTED = "cost_budget_exhausted"
+    INVALID_SELECTION = "invalid_selection"
+    UPSTREAM_REJECTED = "upstream_rejected"
+    STOPPED = "stopped"
+
+
+class MissionKind(StrEnum):
+    DELIVER = "deliver"
+    REASK = "reask"
+    AMEND = "amend"
+    RESUME = "resume"
+    RETRY = "retry"
+    CHECK = "check"
+    DECIDE = "decide"
+    ADVISOR = "advisor"
+
+
+class Category(StrEnum):
+    """Ledger categories (SPEC P3). A retry is ordinary delivery work and is charged as ``deliver``."""
+
+    DELIVER = "deliver"
+    REASK = "reask"
+    AMEND = "amend"
+    RESUME = "resume"
+    DECIDE = "decide"
+    ADVISOR = "advisor"
+    CHECK = "check"
+
+
+class MissionStatus(StrEnum):
+    """How a mission ended, as the shell saw it. Only ``done`` lets the run route on its answer."""
+
+    DONE = "done"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"  # never started: a stop was requested before it began (SPEC J4)
+
+
+class Record(BaseModel):
+    """Base of journal models: unknown keys refused, so a journal from a newer version is noticed."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Reason(Record):
+    code: ReasonCode
+    stage: str | None
+    message: str
+
+
+class Usage(Record):
+    """What an agent reported spending. ``estimated`` marks figures the shell guessed."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    estimated: bool = False
+
+
+class Totals(Record):
+    """One ledger line: charges made before calls, results accepted, and real usage reported."""
+
+    attempts: int = 0
+    calls: int = 0
+    units: float = 0.0
+    accepted: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    estimated: bool = False
+
+
+class Ledger(Record):
+    attempts: int = 0
+    calls: int = 0
+    units: float = 0.0
+    accepted: int = 0
+    by_category: dict[Category, Totals] = Field(default_factory=dict)
+
+    def spent_usd(self) -> float:
+        return sum(line.cost_usd for line in self.by_category.values())
+
+
+class Window(Record):
+    """The ledger figures when budgets were last armed: a person's resume re-arms them (SPEC B4)."""
+
+    attempts: int = 0
+    calls: int = 0
+    units: float = 0.0
+    cost_usd: float = 0.0
+
+
+class MissionSummary(Record):
+    seq: int
+    stage: str
+    visit: int
+    kind: MissionKind
+    status: MissionStatus | None = None  # None while the mission is in flight
+    verdict: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    duration_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    session_id: str | None = None
+
+
+class Gate(Record):
+    stage: str
+    verdict: str
+    opened_at: datetime
+    mission: int
+
+
+class Upstream(Record):
+    target: str
+    title: str
+    body: str
+    state: str = "open"
+    id: str | None = None
+
+
+class Hop(Record):
+    """One edge followed: the path a decision file retells."""
+
+    stage: str
+    verdict: str
+    to: str
+    visit: int
+    by: str = "engine"
+
+
+class Request(Record):
+    title: str
+    body: str = ""
+    origin: str = ""
+
+
+class Waiting(Record):
+    """A call the engine asked for and still waits on: a mission, a decision or an advisor's answer."""
+
+    seq: int
+    kind: MissionKind
+    stage: str
+    key: str
+    session_id: str | None = None
+    extra: str = ""
+
+
+class Run(Record):
+    """The run record (SPEC J1), written at every transition, gate and stop."""
+
+    id: str
+    graph: str
+    graph_hash: str
+    status: Status
+    stage: str
+    visits: dict[str, int] = Field(default_factory=dict)
+    context: Context
+    recap: str = ""
+    request: Request
+    gate: Gate | None = None
+    branch: str
+    base: str
+    reason: Reason | None = None
+    ledger: Ledger = Field(default_factory=Ledger)
+    window: Window = Field(default_factory=Window)
+    policy: Policy = Field(default_factory=Policy)
+    upstream: Upstream | None = None
+    missions: list[MissionSummary] = Field(default_factory=list)
+    path: list[Hop] = Field(default_factory=list)
+    waiting: Waiting | None = None
+    reasked: bool = False
+    stop_requested: bool = False
+    autopilot: bool = False
+    advisor: bool = False
+    pending_note: str = ""
+    applied: list[str] = Field(default_factory=list)
+    created_at: datetime
+    updated_at: datetime
+    version: int = 0
+
+    def mission(self, seq: int) -> MissionSummary | None:
+        return next((m for m in reversed(self.missions) if m.seq == seq), None)
+
+    def journal(self) -> dict[str, Any]:
+        """The record as JSON-ready data, with the field names the journal and ``--json`` use."""
+        return self.model_dump(mode="json")
