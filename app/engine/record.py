@@ -239,4 +239,4 @@ class Run(Record):
 
     def journal(self) -> dict[str, Any]:
         """The record as JSON-ready data, with the field names the journal and ``--json`` use."""
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", by_alias=True)
