@@ -136,9 +136,12 @@ def _path_section(run: Run) -> list[str]:
     if not run.path:
         return [*lines, "No edge was followed yet.", ""]
     lines += ["| # | stage | visit | verdict | to | by |", "| --- | --- | --- | --- | --- | --- |"]
+    first = run.hop_count - len(run.path) + 1
+    if first > 1:
+        lines.insert(2, f"({first - 1} earlier hop(s) not shown; the recap and mission records hold them.)\n")
     lines += [
         f"| {i} | {hop.stage} | {hop.visit} | {hop.verdict} | {hop.to} | {hop.by} |"
-        for i, hop in enumerate(run.path, 1)
+        for i, hop in enumerate(run.path, first)
     ]
     return [*lines, ""]
 

@@ -30,6 +30,8 @@ from app.engine.effects import (
 from app.engine.events import GitState
 from app.engine.graph import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
 from app.engine.record import (
+    HOP_WINDOW,
+    MISSION_WINDOW,
     Gate,
     Hop,
     MissionKind,
@@ -142,9 +144,10 @@ def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
     if refused is not None:
         escalate(t, refused[0], f"{refused[1]}: the {kind.value} call at {t.run.stage!r} was not made")
         return None
-    seq = len(t.run.missions) + 1
+    seq = t.run.mission_count + 1
     summary = MissionSummary(seq=seq, stage=t.run.stage, visit=t.run.visits.get(t.run.stage, 0), kind=kind)
-    t.update(ledger=apply_charge(t.run.ledger, cost), missions=[*t.run.missions, summary])
+    missions = [*t.run.missions, summary][-MISSION_WINDOW:]
+    t.update(ledger=apply_charge(t.run.ledger, cost), missions=missions, mission_count=seq)
     return seq
 
 
@@ -211,7 +214,8 @@ def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
     """Follow an edge, emit the node's event on PASS, honour a stop at mission return (SPEC J4)."""
     stage = t.run.stage
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by)
-    path = [*t.run.path, hop]
+    path = [*t.run.path, hop][-HOP_WINDOW:]
+    t.update(hop_count=t.run.hop_count + 1)
     recap = " → ".join(f"{h.stage}:{h.verdict}" for h in path[-RECAP_HOPS:])
     t.update(
         path=path, recap=recap, context=add_routing_line(t.run.context, f"VERDICT: {edge.verdict} → {edge.target}")
@@ -244,7 +248,7 @@ def file_upstream(t: Transition, answer: str) -> None:
     block = request_block(answer)
     assert block is not None
     target, title, body = block
-    key = f"{t.run.id}/request/{len(t.run.missions)}"
+    key = f"{t.run.id}/request/{t.run.mission_count}"
     t.update(status=Status.AWAITING_UPSTREAM, upstream=Upstream(target=target, title=title, body=body))
     t.emit(
         FileRequest(target, title, body, key),

@@ -201,8 +201,18 @@ class Waiting(Record):
     extra: str = ""
 
 
+MISSION_WINDOW = 32
+HOP_WINDOW = 64
+KEY_WINDOW = 256
+
+
 class Run(Record):
-    """The run record (SPEC J1), written at every transition, gate and stop."""
+    """The run record (SPEC J1), written at every transition, gate and stop.
+
+    The record stays bounded whatever the length of the run (SPEC J5): it keeps the latest
+    ``MISSION_WINDOW`` mission summaries, ``HOP_WINDOW`` hops and ``KEY_WINDOW`` idempotency keys, with
+    counters for the totals. Every mission's full record is stored once, beside the run record, by the shell.
+    """
 
     id: str
     graph: str
@@ -222,7 +232,9 @@ class Run(Record):
     policy: Policy = Field(default_factory=Policy)
     upstream: Upstream | None = None
     missions: list[MissionSummary] = Field(default_factory=list)
+    mission_count: int = 0
     path: list[Hop] = Field(default_factory=list)
+    hop_count: int = 0
     waiting: Waiting | None = None
     reasked: bool = False
     stop_requested: bool = False

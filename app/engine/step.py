@@ -49,7 +49,7 @@ from app.engine.flow import (
     spend,
 )
 from app.engine.graph import END, FAIL, PASS, Graph
-from app.engine.record import FINAL, RESUMABLE, MissionKind, MissionStatus, ReasonCode, Request, Run, Status
+from app.engine.record import FINAL, KEY_WINDOW, RESUMABLE, MissionKind, MissionStatus, ReasonCode, Request, Run, Status
 from app.engine.verdict import parse_verdict, route_verdict
 
 Handler = Callable[[Transition, Any], None]
@@ -97,7 +97,7 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
     handler(t, event)
-    t.update(applied=[*t.run.applied, event.key], version=run.version + 1, updated_at=event.at)
+    t.update(applied=[*t.run.applied, event.key][-KEY_WINDOW:], version=run.version + 1, updated_at=event.at)
     return t.run, t.effects
 
 
