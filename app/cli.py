@@ -15,6 +15,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from app.cli_runs import register
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
 from app.engine.mermaid import draw_mermaid
@@ -102,6 +103,17 @@ def draw(
     typer.echo(draw_mermaid(graph, current, counts), nl=False)
 
 
+@cli.command()
+def demo(
+    keep: Annotated[Path | None, typer.Option("--keep", help="Make the demo repository here and keep it.")] = None,
+) -> None:
+    """Run the feature graph on a fresh demo repository with a scripted agent: no network, a few seconds."""
+    from app.cli_runs import library_dirs
+    from app.local.demo import run_demo
+
+    typer.echo(run_demo(library_dirs(), keep))
+
+
 def _parse_visits(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -146,6 +158,9 @@ def _report_graph_invalid(exc: GraphInvalid) -> None:
     typer.echo(f"error: {exc.source} is not a valid graph:", err=True)
     for issue in exc.issues:
         typer.echo(f"  {issue.code}: {issue.message}", err=True)
+
+
+register(cli)
 
 
 def main() -> None:

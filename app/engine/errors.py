@@ -60,3 +60,20 @@ class StaleEvent(EventRejected):
 
 class RunFinished(EventRejected):
     """The run is done or cancelled: it accepts no event any more."""
+
+
+class RunNotFound(InterlockError):
+    def __init__(self, run_id: str, where: str) -> None:
+        self.run_id = run_id
+        self.where = where
+        super().__init__(f"no run {run_id!r} in {where}")
+
+
+class VersionConflict(InterlockError):
+    """Another writer saved the run first (SPEC J2): re-read it and re-apply the event."""
+
+    def __init__(self, run_id: str, expected: int | None, found: int | None) -> None:
+        self.run_id = run_id
+        self.expected = expected
+        self.found = found
+        super().__init__(f"run {run_id!r} changed underneath: expected version {expected}, found {found}")

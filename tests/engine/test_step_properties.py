@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, settings
+from hypothesis import event as tally
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -43,7 +44,18 @@ from app.engine.events import (
     UpstreamChanged,
 )
 from app.engine.graph import Graph, Policy
-from app.engine.record import FINAL, Ledger, MissionKind, MissionStatus, Run, Status, Usage
+from app.engine.record import (
+    FINAL,
+    HOP_WINDOW,
+    KEY_WINDOW,
+    MISSION_WINDOW,
+    Ledger,
+    MissionKind,
+    MissionStatus,
+    Run,
+    Status,
+    Usage,
+)
 from app.engine.step import step
 from app.engine.validate import parse_graph
 from app.graphset import load_graph
@@ -55,6 +67,8 @@ ANSWERS = [
     "VERDICT: PASS",
     "Done.\nVERDICT: PASS",
     "VERDICT: fail",
+    "VERDICT: FAIL",
+    "VERDICT: Fail",
     "1. the test is missing\n**Verdict:** `FAIL`",
     "",
     "I need to know which database to use.\nVERDICT: NEEDS_INPUT",
@@ -73,38 +87,32 @@ ADVICE = ["retry", "RETRY", "revise", "escalate", None, "", "banana"]
 UPSTREAM_STATES = ["open", "accepted", "in_progress", "done", "delivered", "rejected", "DONE"]
 BOGUS = ["nowhere", "__end__", "", "NEEDS_INPUT", "NEEDS_UPSTREAM", "*"]
 
-# Kinds of event the machine draws; repeats weight the draw towards the ones that move a run forward.
-KINDS = [
-    "fitting",
-    "fitting",
-    "fitting",
-    "fitting",
-    "fitting",
-    "fitting",
-    "mission",
-    "mission",
-    "decision",
-    "advice",
-    "approve",
-    "amend",
-    "stop",
-    "resume",
-    "route",
-    "deliver",
-    "abandon",
-    "input",
-    "upstream",
-    "merged",
-    "closed",
-    "start",
-]
+# Kinds of event the machine draws, with their weights: mostly what the run waits for, so that runs go deep
+# (visit and policy budgets run out), but every kind of event turns up at every status.
+WEIGHTS = {
+    "fitting": 14,
+    "mission": 3,
+    "decision": 1,
+    "advice": 1,
+    "approve": 1,
+    "amend": 1,
+    "stop": 1,
+    "resume": 1,
+    "route": 1,
+    "deliver": 1,
+    "input": 1,
+    "upstream": 1,
+    "start": 1,
+    "finishing": 1,  # abandon, merged or closed: rare, since nothing follows them
+}
+KINDS = [kind for kind, weight in WEIGHTS.items() for _ in range(weight)] + ["fitting"]  # both ends: "fitting"
 FITTING = {
     Status.GATE_WAIT: ["approve", "approve", "amend", "stop"],
     Status.AWAITING_INPUT: ["input", "resume"],
     Status.AWAITING_UPSTREAM: ["upstream", "upstream", "resume"],
-    Status.AWAITING_MERGE: ["merged", "closed", "stop"],
-    Status.FAILED: ["resume", "route", "deliver"],
-    Status.ESCALATED: ["resume", "route", "deliver"],
+    Status.AWAITING_MERGE: ["merged", "closed", "stop", "resume", "deliver", "route", "mission"],
+    Status.FAILED: ["resume", "resume", "resume", "route", "deliver"],
+    Status.ESCALATED: ["resume", "resume", "resume", "route", "deliver"],
     Status.INTERRUPTED: ["resume", "resume", "route"],
 }
 
@@ -209,6 +217,7 @@ class RunMachine(RuleBasedStateMachine):
         self.run: Run | None = None
         self.count = 0
         self.history: list[Event] = []  # events applied, for replays
+        self.keys: set[str] = set()  # their idempotency keys
 
     # ---- building events ----------------------------------------------------------------------------
 
@@ -225,7 +234,7 @@ class RunMachine(RuleBasedStateMachine):
         if awaited and data.draw(st.integers(0, 9), label="stale?") < 8:
             assert waiting is not None
             return waiting.seq
-        return data.draw(st.integers(0, len(run.missions) + 2), label="seq")
+        return data.draw(st.integers(0, run.mission_count + 2), label="seq")
 
     def _labels(self) -> list[str]:
         assert self.run is not None
@@ -239,13 +248,15 @@ class RunMachine(RuleBasedStateMachine):
         assert run is not None
         if kind == "fitting":
             kind = self._fitting(data)
+        if kind == "finishing":
+            kind = data.draw(st.sampled_from(["abandon", "merged", "closed"]), label="finishing kind")
         base = self._base()
         if kind == "mission":
             return MissionFinished(
                 **base,
                 seq=self._seq(data, None),
                 status=data.draw(
-                    st.sampled_from([MissionStatus.DONE] * 6 + list(MissionStatus)), label="mission status"
+                    st.sampled_from([MissionStatus.DONE] * 18 + list(MissionStatus)), label="mission status"
                 ),
                 answer=data.draw(st.sampled_from(ANSWERS), label="answer"),
                 commits=data.draw(st.sampled_from([1, 1, 0]), label="commits"),
@@ -328,13 +339,16 @@ class RunMachine(RuleBasedStateMachine):
         assert run.version == 1  # SPEC J1
         assert all(isinstance(effect, Effect) for effect in effects)
         self.history.append(event)
+        self.keys.add(event.key)
         self._check_state(run, None)
         self.run = run
 
-    @rule(data=st.data())
-    def apply_event(self, data: st.DataObject) -> None:
-        kind = data.draw(st.sampled_from(KINDS), label="kind")
-        self._apply(self._event(data, kind))
+    @rule(data=st.data(), count=st.integers(1, 6))
+    def apply_events(self, data: st.DataObject, count: int) -> None:
+        """A burst of events, so that runs go deep within few steps of the machine."""
+        for _ in range(count):
+            kind = data.draw(st.sampled_from(KINDS), label="kind")
+            self._apply(self._event(data, kind))
 
     @precondition(lambda self: bool(self.history))
     @rule(data=st.data())
@@ -347,11 +361,13 @@ class RunMachine(RuleBasedStateMachine):
         before = self.run
         assert before is not None
         journal = before.journal()
-        replayed = event.key in before.applied
+        # SPEC J2: an event counts as replayed if its key was ever applied, however long ago
+        replayed = event.key in self.keys
         try:
             # SPEC S, J2: step raises nothing but the engine's typed errors; anything else escapes and fails
             after, effects = step(before, event, self.graph)
         except InterlockError as exc:
+            tally(f"refused: {type(event).__name__} ({type(exc).__name__})")
             # a refused event changes nothing (the record passed in is untouched)
             assert before.journal() == journal, "a refused event changed the record it was given"
             assert not replayed, f"a replayed event raised {exc!r}"  # SPEC J2
@@ -372,6 +388,9 @@ class RunMachine(RuleBasedStateMachine):
         assert after.version == before.version + 1, (before.version, after.version)
         assert event.key in after.applied  # SPEC J2: the key is remembered
         self.history.append(event)
+        self.keys.add(event.key)
+        reason = after.reason.code.value if after.reason else "-"
+        tally(f"applied: {type(event).__name__} -> {after.status.value} ({reason})")
         self._check_state(after, before)
         self.run = after
 
@@ -402,12 +421,14 @@ class RunMachine(RuleBasedStateMachine):
             old, new = ledger_figures(previous.ledger), ledger_figures(ledger)
             for name, value in old.items():
                 assert name in new and new[name] >= value - 1e-9, f"ledger {name} went from {value} to {new.get(name)}"
-            # SPEC J1: the budget window only moves forward too (a re-arm starts at the current ledger)
+            # SPEC B4, P2: the budget window only moves forward (a re-arm starts at the current ledger)
             assert window.attempts >= previous.window.attempts and window.calls >= previous.window.calls
-            # SPEC C5, P2: mission records are appended, never dropped or renumbered
-            assert [m.seq for m in run.missions[: len(previous.missions)]] == [m.seq for m in previous.missions]
-            assert [m.seq for m in run.missions] == list(range(1, len(run.missions) + 1))
-            assert run.applied[: len(previous.applied)] == previous.applied
+            # SPEC J1, J5: missions and hops are numbered by counters that only grow
+            assert run.mission_count >= previous.mission_count and run.hop_count >= previous.hop_count
+        # SPEC J5: summaries, hops and keys live in bounded windows; the summaries are the latest, in order
+        assert len(run.missions) <= MISSION_WINDOW and len(run.path) <= HOP_WINDOW and len(run.applied) <= KEY_WINDOW
+        first = run.mission_count - len(run.missions) + 1
+        assert [m.seq for m in run.missions] == list(range(first, run.mission_count + 1))
 
 
 class FeatureRun(RunMachine):
@@ -432,8 +453,8 @@ class RoundTripRun(RunMachine):
 
 
 STATEFUL = settings(
-    max_examples=120,
-    stateful_step_count=40,
+    max_examples=100,
+    stateful_step_count=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -1,0 +1,96 @@
+"""The agent protocol (ARCHITECTURE "Interfaces"): what every adapter receives and returns.
+
+An agent is a command run in the run's working tree. It gets the mission prompt on standard input and in
+``$INTERLOCK_PROMPT_FILE``, with ``INTERLOCK_*`` variables naming the mission; it prints its answer; exit
+0 means done. It may write usage JSON to ``$INTERLOCK_USAGE_FILE``. Presets translate this for known
+agent CLIs and HTTP APIs, so a scripted agent is a short shell script.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.engine.record import MissionKind, MissionStatus, Usage
+
+DEFAULT_TIMEOUT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class AgentCall:
+    """One mission as the agent sees it."""
+
+    prompt: str
+    workdir: Path
+    run_id: str
+    stage: str
+    capability: str
+    visit: int
+    mission: int
+    kind: MissionKind = MissionKind.DELIVER
+    session_id: str | None = None
+    tools: tuple[str, ...] = ()
+    model: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    env: dict[str, str] = field(default_factory=dict)
+
+    def variables(self) -> dict[str, str]:
+        return {
+            "INTERLOCK_RUN_ID": self.run_id,
+            "INTERLOCK_STAGE": self.stage,
+            "INTERLOCK_CAPABILITY": self.capability,
+            "INTERLOCK_VISIT": str(self.visit),
+            "INTERLOCK_MISSION": str(self.mission),
+            "INTERLOCK_KIND": self.kind.value,
+            "INTERLOCK_WORKDIR": str(self.workdir),
+            **({"INTERLOCK_SESSION_ID": self.session_id} if self.session_id else {}),
+            **({"INTERLOCK_MODEL": self.model} if self.model else {}),
+        }
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    status: MissionStatus
+    answer: str
+    exit_code: int | None = None
+    usage: Usage = field(default_factory=Usage)
+    session_id: str | None = None
+    duration_s: float = 0.0
+    agent: str = ""
+    model: str | None = None
+
+    def with_(self, **changes: Any) -> AgentOutcome:
+        return replace(self, **changes)
+
+
+class Agent(Protocol):
+    name: str
+
+    def run(self, call: AgentCall) -> AgentOutcome: ...
+
+
+def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
+    """Usage an agent wrote to ``$INTERLOCK_USAGE_FILE``: (usage, model, session id, problem or "").
+
+    A missing file is normal (the agent reports nothing); a malformed one is noted, never fatal.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return Usage(), None, None, ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        usage = Usage(
+            calls=int(data.get("calls", 1)),
+            input_tokens=int(data.get("input_tokens", 0)),
+            output_tokens=int(data.get("output_tokens", 0)),
+            cost_usd=float(data.get("cost_usd", 0.0)),
+            estimated=bool(data.get("estimated", False)),
+        )
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+        session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+        return usage, model, session, ""
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        return Usage(), None, None, f"usage file ignored: {exc}"

@@ -1,0 +1,277 @@
+"""``interlock`` commands that run graphs on a local repository, and report on those runs.
+
+Every command takes ``--repo DIR``; reporting commands take ``--json`` and print the record's field names.
+``run`` and the commands that continue a run exit 0 whatever status the run stopped in: non-zero means the
+command itself could not work.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+import app
+from app.engine import events as ev
+from app.engine.graph import Graph, Policy
+from app.engine.mermaid import draw_mermaid
+from app.engine.record import Run
+from app.graphset import find_graph
+from app.local.config import GateMode, LocalConfig, load_config
+from app.local.missions import now
+from app.local.reports import (
+    board_rows,
+    journey_rows,
+    money_rows,
+    render_journey,
+    render_money,
+    render_status,
+    table,
+)
+from app.local.shell import LocalShell, Progress, stop_event
+
+Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run record's field names.")]
+AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent: claude, codex, aider, demo, or a command.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Local run configuration (YAML).")]
+GatesOpt = Annotated[GateMode | None, typer.Option("--gates", help="ask (terminal), approve (autopilot), stop.")]
+
+
+def library_dirs() -> list[Path]:
+    return [Path.cwd() / "graphs", Path(app.__file__).resolve().parent.parent / "graphs"]
+
+
+def parse_policy(text: str) -> Policy:
+    names = {
+        "max_calls": "maxCalls",
+        "max_attempts": "maxAttempts",
+        "max_units": "maxUnits",
+        "max_cost_usd": "maxCostUsd",
+    }
+    values: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = names.get(key.strip(), key.strip())
+        if not sep or key not in names.values():
+            raise typer.BadParameter(
+                f"cannot read {item!r}: use max_calls=N,max_attempts=N,max_units=N", param_hint="--policy"
+            )
+        try:
+            values[key] = float(value) if key in ("maxUnits", "maxCostUsd") else int(value)
+        except ValueError:
+            raise typer.BadParameter(f"{key} needs a number, got {value!r}", param_hint="--policy") from None
+    return Policy.model_validate(values)
+
+
+def make_shell(
+    repo: Path,
+    agent: str | None,
+    config: Path | None,
+    gates: GateMode | None,
+    base: str | None = None,
+    policy: Policy | None = None,
+) -> LocalShell:
+    settings: LocalConfig = load_config(config)
+    updates: dict[str, Any] = {}
+    if agent:
+        updates["agent"] = agent
+    if base:
+        updates["base"] = base
+    if policy is not None:
+        updates["policy"] = policy
+    settings = settings.model_copy(update=updates)
+    interactive = sys.stdin.isatty()
+    mode = gates or settings.gates or (GateMode.ASK if interactive else GateMode.STOP)
+    return LocalShell(repo, settings, mode, Progress(), ask=input if interactive else None)
+
+
+def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(run.journal(), indent=2))
+    else:
+        typer.echo(render_status(run, shell.graph_of(run)))
+
+
+def register(cli: typer.Typer) -> None:
+    @cli.command("run")
+    def run_graph(
+        graph_ref: Annotated[str, typer.Argument(metavar="GRAPH", help="Graph file, or a graph name in graphs/.")],
+        request: Annotated[str | None, typer.Option("--request", help="The request text.")] = None,
+        request_file: Annotated[
+            Path | None, typer.Option("--request-file", help="Read the request from a file.")
+        ] = None,
+        repo: Repo = Path("."),
+        agent: AgentOpt = None,
+        config: ConfigOpt = None,
+        gates: GatesOpt = None,
+        base: Annotated[str | None, typer.Option("--base", help="Base branch (default develop).")] = None,
+        policy: Annotated[str | None, typer.Option("--policy", help="max_calls=N,max_attempts=N,max_units=N")] = None,
+        as_json: AsJson = False,
+    ) -> None:
+        """Run a graph on a local repository until it stops (end, gate, question, escalation, stop)."""
+        if (request is None) == (request_file is None):
+            raise typer.BadParameter("give exactly one of --request and --request-file")
+        text = request if request is not None else request_file.read_text(encoding="utf-8")  # type: ignore[union-attr]
+        title, _, body = text.strip().partition("\n")
+        graph: Graph = find_graph(graph_ref, library_dirs())
+        shell = make_shell(repo, agent, config, gates, base, parse_policy(policy) if policy else None)
+        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip()), shell, as_json)
+
+    def continue_with(name: str, doc: str, make: Any) -> None:
+        def command(
+            run_id: Annotated[str, typer.Argument(metavar="RUN")],
+            repo: Repo = Path("."),
+            agent: AgentOpt = None,
+            config: ConfigOpt = None,
+            gates: GatesOpt = None,
+            as_json: AsJson = False,
+        ) -> None:
+            shell = make_shell(repo, agent, config, gates)
+            emit_run(shell.send(run_id, make), shell, as_json)
+
+        command.__doc__ = doc
+        cli.command(name)(command)
+
+    continue_with(
+        "deliver",
+        "Go to the end: the run branch is ready for a person to merge.",
+        lambda r: ev.Deliver(key=f"{r.id}/deliver/{r.version}", at=now()),
+    )
+    continue_with(
+        "abandon",
+        "Cancel the run (the branch stays).",
+        lambda r: ev.Abandon(key=f"{r.id}/abandon/{r.version}", at=now()),
+    )
+
+    @cli.command("resume")
+    def resume(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        at: Annotated[str | None, typer.Option("--at", help="Stage to re-enter.")] = None,
+        repo: Repo = Path("."),
+        agent: AgentOpt = None,
+        config: ConfigOpt = None,
+        gates: GatesOpt = None,
+        as_json: AsJson = False,
+    ) -> None:
+        """Resume a stopped, failed, escalated or waiting run (visit budgets re-armed)."""
+        shell = make_shell(repo, agent, config, gates)
+        run = shell.send(run_id, lambda r: ev.Resume(key=f"{r.id}/resume/{r.version}", at=now(), stage=at))
+        emit_run(run, shell, as_json)
+
+    @cli.command("stop")
+    def stop(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Repo = Path("."), as_json: AsJson = False
+    ) -> None:
+        """Stop a run; a run executing in another process stops at its next check."""
+        shell = make_shell(repo, None, None, GateMode.STOP)
+        emit_run(shell.send(run_id, stop_event, drive=False), shell, as_json)
+
+    @cli.command("approve")
+    def approve(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        note: Annotated[str, typer.Option("--note", help="Annotation for the next steps.")] = "",
+        repo: Repo = Path("."),
+        agent: AgentOpt = None,
+        config: ConfigOpt = None,
+        gates: GatesOpt = None,
+        as_json: AsJson = False,
+    ) -> None:
+        """Approve the gate the run waits at."""
+        shell = make_shell(repo, agent, config, gates)
+        run = shell.send(run_id, lambda r: ev.GateApproved(key=f"{r.id}/approve/{r.version}", at=now(), note=note))
+        emit_run(run, shell, as_json)
+
+    @cli.command("amend")
+    def amend(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        note: Annotated[str, typer.Option("--note", help="The changes requested.")],
+        repo: Repo = Path("."),
+        agent: AgentOpt = None,
+        config: ConfigOpt = None,
+        gates: GatesOpt = None,
+        as_json: AsJson = False,
+    ) -> None:
+        """Refuse the gate with amendments: the node runs again (no visit spent)."""
+        shell = make_shell(repo, agent, config, gates)
+        run = shell.send(run_id, lambda r: ev.GateAmended(key=f"{r.id}/amend/{r.version}", at=now(), note=note))
+        emit_run(run, shell, as_json)
+
+    @cli.command("answer")
+    def answer(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        text: Annotated[str, typer.Option("--text", help="Your answer to the run's questions.")],
+        repo: Repo = Path("."),
+        agent: AgentOpt = None,
+        config: ConfigOpt = None,
+        gates: GatesOpt = None,
+        as_json: AsJson = False,
+    ) -> None:
+        """Answer the questions of a run that waits for input."""
+        shell = make_shell(repo, agent, config, gates)
+        run = shell.send(run_id, lambda r: ev.InputAnswered(key=f"{r.id}/answer/{r.version}", at=now(), text=text))
+        emit_run(run, shell, as_json)
+
+    @cli.command("route")
+    def route(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        verdict: Annotated[str, typer.Argument(help="A label of the current stage.")],
+        repo: Repo = Path("."),
+        agent: AgentOpt = None,
+        config: ConfigOpt = None,
+        gates: GatesOpt = None,
+        as_json: AsJson = False,
+    ) -> None:
+        """Route a stopped run on a verdict of your choice from its current stage."""
+        shell = make_shell(repo, agent, config, gates)
+        run = shell.send(run_id, lambda r: ev.RouteChosen(key=f"{r.id}/route/{r.version}", at=now(), verdict=verdict))
+        emit_run(run, shell, as_json)
+
+    register_reports(cli)
+
+
+def register_reports(cli: typer.Typer) -> None:
+    @cli.command("status")
+    def status(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        repo: Repo = Path("."),
+        draw: Annotated[bool, typer.Option("--draw", help="Add the graph picture.")] = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """A run's status: stage, visits, budget, what a person must do now."""
+        shell = make_shell(repo, None, None, GateMode.STOP)
+        run = shell.store.load(run_id)
+        emit_run(run, shell, as_json)
+        if draw and not as_json:
+            typer.echo("\n" + draw_mermaid(shell.graph_of(run), run.stage, run.visits), nl=False)
+
+    @cli.command("board")
+    def board(repo: Repo = Path("."), as_json: AsJson = False) -> None:
+        """Every run in the repository: origin, current step, state and age."""
+        rows = board_rows(make_shell(repo, None, None, GateMode.STOP).store.list_runs())
+        typer.echo(
+            json.dumps(rows, indent=2)
+            if as_json
+            else table(rows, ["id", "graph", "origin", "stage", "status", "age_s", "missions", "title"])
+        )
+
+    @cli.command("journey")
+    def journey(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Repo = Path("."), as_json: AsJson = False
+    ) -> None:
+        """Every mission of a run: kind, stage, verdict, agent, model, duration, calls, cost."""
+        shell = make_shell(repo, None, None, GateMode.STOP)
+        rows = journey_rows(shell.store.load(run_id), shell.store)
+        typer.echo(json.dumps(rows, indent=2) if as_json else render_journey(rows))
+
+    @cli.command("money")
+    def money(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Repo = Path("."), as_json: AsJson = False
+    ) -> None:
+        """A run's ledger by category; estimates are labelled."""
+        run = make_shell(repo, None, None, GateMode.STOP).store.load(run_id)
+        typer.echo(
+            json.dumps(run.ledger.model_dump(mode="json"), indent=2) if as_json else render_money(money_rows(run))
+        )

@@ -1,0 +1,123 @@
+"""Git operations of the local shell (GitPython): the run branch, its worktree, commits, delivery state.
+
+Nothing here touches the user's working tree or current branch: missions run in a worktree of the run
+branch under ``.git/interlock/worktrees``. Every commit names Interlock as author and committer, so a
+machine with no git identity works.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import git
+
+from app.engine.errors import InterlockError
+from app.engine.events import GitState
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Interlock",
+    "GIT_AUTHOR_EMAIL": "interlock@localhost",
+    "GIT_COMMITTER_NAME": "Interlock",
+    "GIT_COMMITTER_EMAIL": "interlock@localhost",
+}
+
+
+class GitProblem(InterlockError):
+    """A git precondition failed; ``hint`` says how to fix it."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        self.hint = hint
+        super().__init__(f"{message}{f' ({hint})' if hint else ''}")
+
+
+def open_repo(path: Path) -> git.Repo:
+    try:
+        return git.Repo(path, search_parent_directories=False)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitProblem(f"{path} is not a git repository", "run `git init` there, or pass --repo") from None
+
+
+def create_run_branch(repo: git.Repo, branch: str, base: str, title: str) -> str:
+    """The run branch from ``base`` with an empty start commit (SPEC GH2); returns its head."""
+    if base not in [head.name for head in repo.heads]:
+        known = ", ".join(head.name for head in repo.heads) or "none"
+        raise GitProblem(
+            f"base branch {base!r} does not exist in {repo.working_dir}",
+            f"create it with `git branch {base}` or pass --base; branches: {known}",
+        )
+    if branch in [head.name for head in repo.heads]:
+        raise GitProblem(f"branch {branch!r} already exists", "each run gets its own branch")
+    tree = repo.git.rev_parse(f"{base}^{{tree}}")
+    with repo.git.custom_environment(**IDENTITY):
+        commit = repo.git.commit_tree(tree, "-p", base, "-m", f"interlock: start run branch {branch}\n\n{title}")
+    repo.git.update_ref(f"refs/heads/{branch}", commit, "0" * 40)
+    return str(commit)
+
+
+def worktree(repo: git.Repo, branch: str, run_id: str) -> Path:
+    """The worktree of the run branch, created on first use and reused by every mission."""
+    path = Path(repo.git_dir) / "interlock" / "worktrees" / run_id
+    if (path / ".git").exists():
+        return path
+    if path.exists():
+        shutil.rmtree(path)
+    repo.git.worktree("prune")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    repo.git.worktree("add", "--quiet", str(path), branch)
+    return path
+
+
+def remove_worktree(repo: git.Repo, run_id: str) -> None:
+    path = Path(repo.git_dir) / "interlock" / "worktrees" / run_id
+    if path.exists():
+        repo.git.worktree("remove", "--force", str(path))
+
+
+def head_of(path: Path) -> str:
+    return str(git.Repo(path).head.commit.hexsha)
+
+
+def commit_work(path: Path, message: str) -> str | None:
+    """Commit everything the agent changed in the worktree; ``None`` when it changed nothing."""
+    tree = git.Repo(path)
+    tree.git.add("--all")
+    if not tree.git.status("--porcelain"):
+        return None
+    with tree.git.custom_environment(**IDENTITY):
+        tree.git.commit("--quiet", "--no-verify", "-m", message)
+    return str(tree.head.commit.hexsha)
+
+
+def commits_between(path: Path, old: str, new: str) -> int:
+    if old == new:
+        return 0
+    return int(git.Repo(path).git.rev_list("--count", f"{old}..{new}"))
+
+
+def delivery_state(repo: git.Repo, branch: str, base: str) -> GitState:
+    """What a decision file shows of the delivery: head, commits ahead, files changed, conflicts."""
+    try:
+        head = repo.git.rev_parse(branch)
+        ahead = int(repo.git.rev_list("--count", f"{base}..{branch}"))
+        files = tuple(filter(None, repo.git.diff("--name-only", f"{base}...{branch}").splitlines()))
+    except git.GitCommandError:
+        return GitState()
+    return GitState(head=head, ahead=ahead, files_changed=files, conflicts=_conflicts(repo, branch, base))
+
+
+def _conflicts(repo: git.Repo, branch: str, base: str) -> tuple[str, ...]:
+    try:
+        repo.git.merge_tree("--write-tree", "--name-only", "--no-messages", base, branch)
+        return ()
+    except git.GitCommandError as exc:
+        if exc.status != 1:
+            return ()
+        lines = str(exc.stdout).strip().strip("'").splitlines()
+        return tuple(line.strip() for line in lines[1:] if line.strip())
+
+
+def git_env() -> dict[str, str]:
+    """Environment for commands run in a worktree: the caller's, with git's prompts switched off."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0"}

@@ -1,0 +1,186 @@
+"""Executing one mission on disk: the check command or the agent, then the commit and the mission record.
+
+The agent runs in the run's worktree and inherits the environment; the commit happens afterwards, in
+Interlock's own code, with a message naming run, stage and mission. The full record of the mission —
+prompt, answer, usage, timing, commits — is stored once beside the run record (SPEC C5, J5).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import git
+
+from app.agents.base import AgentCall, AgentOutcome
+from app.agents.command import run_process
+from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
+from app.engine.events import AdviceReturned, DecisionReturned, MissionFinished
+from app.engine.prompt import assemble_prompt
+from app.engine.record import MissionKind, MissionStatus, Run, Usage
+from app.local.config import LocalConfig, agent_for, agent_from_spec
+from app.local.gitops import commit_work, commits_between, delivery_state, head_of, worktree
+from app.store.journal import encode_json, mission_path
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Done:
+    """A finished mission: the event for the engine and the files to store with it."""
+
+    event: MissionFinished | DecisionReturned | AdviceReturned
+    files: dict[str, bytes]
+
+
+def run_mission(repo: git.Repo, run: Run, effect: DispatchMission, config: LocalConfig) -> Done:
+    tree = worktree(repo, run.branch, run.id)
+    before = head_of(tree)
+    prompt = assemble_prompt(effect.prompt, agent_for(config, effect.capability)[1])
+    call = AgentCall(
+        prompt=prompt,
+        workdir=tree,
+        run_id=run.id,
+        stage=effect.stage,
+        capability=effect.capability,
+        visit=effect.prompt.visit,
+        mission=effect.seq,
+        kind=effect.kind,
+        session_id=effect.session_id,
+        model=_role_model(config, effect.capability),
+        tools=_role_tools(config, effect.capability),
+        timeout_s=config.timeout_s,
+    )
+    outcome = (
+        _run_check(call, effect.check)
+        if effect.check is not None
+        else agent_for(config, effect.capability)[0].run(call)
+    )
+    message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
+    commit_work(tree, message)
+    commits = commits_between(tree, before, head_of(tree))
+    event = MissionFinished(
+        key=effect.key,
+        at=now(),
+        seq=effect.seq,
+        status=outcome.status,
+        answer=outcome.answer,
+        usage=outcome.usage,
+        commits=commits,
+        session_id=outcome.session_id,
+        exit_code=outcome.exit_code,
+        duration_s=outcome.duration_s,
+        agent=outcome.agent,
+        model=outcome.model,
+        git=delivery_state(repo, run.branch, run.base),
+    )
+    record = _record(run, effect.seq, effect.stage, effect.kind, prompt, outcome, commits=commits)
+    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
+
+
+def skipped(run: Run, effect: DispatchMission) -> Done:
+    """The stop was requested before the mission started: report it not started (SPEC J4)."""
+    event = MissionFinished(key=effect.key, at=now(), seq=effect.seq, status=MissionStatus.SKIPPED)
+    return Done(event, {})
+
+
+def _run_check(call: AgentCall, command: str) -> AgentOutcome:
+    """A check node: the command's exit code is the verdict (SPEC V7); its output enters the context."""
+    env = {**os.environ, **call.variables()}
+    started = time.monotonic()
+    code, out, err, timed_out = run_process(["/bin/sh", "-c", f"{command} 2>&1"], call, env, stdin="")
+    status = MissionStatus.TIMEOUT if timed_out else MissionStatus.DONE
+    answer = f"$ {command}\n{(out + err).strip()[-8000:]}\n(exit code {code})"
+    return AgentOutcome(
+        status=status,
+        answer=answer,
+        exit_code=code,
+        agent="check",
+        usage=Usage(calls=0),
+        duration_s=round(time.monotonic() - started, 3),
+    )
+
+
+def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) -> Done:
+    agent = agent_from_spec(config.decide or config.agent)
+    call = AgentCall(
+        prompt=effect.prompt,
+        workdir=workdir,
+        run_id=run.id,
+        stage=effect.stage,
+        capability="decide",
+        visit=run.visits.get(effect.stage, 0),
+        mission=effect.seq,
+        kind=MissionKind.DECIDE,
+        timeout_s=min(config.timeout_s, 300),
+    )
+    outcome = agent.run(call)
+    answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
+    record = _record(run, effect.seq, effect.stage, MissionKind.DECIDE, effect.prompt, outcome)
+    event = DecisionReturned(key=effect.key, at=now(), seq=effect.seq, answer=answer, usage=outcome.usage)
+    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
+
+
+def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> Done:
+    """Ask the advisor once; off, slow or unparseable means no advice, and the default stands (SPEC E4)."""
+    advice, instruction, usage = None, "", Usage()
+    if config.advisor:
+        call = AgentCall(
+            prompt=effect.question,
+            workdir=workdir,
+            run_id=run.id,
+            stage=effect.stage,
+            capability="advisor",
+            visit=run.visits.get(effect.stage, 0),
+            mission=effect.seq,
+            kind=MissionKind.ADVISOR,
+            timeout_s=60,
+        )
+        outcome = agent_from_spec(config.advisor).run(call)
+        usage = outcome.usage
+        words = outcome.answer.strip().split(maxsplit=1) if outcome.status is MissionStatus.DONE else []
+        if words and words[0].lower().strip(".:,") in ("retry", "revise", "escalate"):
+            advice = words[0].lower().strip(".:,")
+            instruction = words[1].strip() if len(words) > 1 else ""
+    event = AdviceReturned(
+        key=effect.key, at=now(), seq=effect.seq, advice=advice, instruction=instruction, usage=usage
+    )
+    return Done(event, {})
+
+
+def _record(
+    run: Run, seq: int, stage: str, kind: MissionKind, prompt: str, outcome: AgentOutcome, commits: int = 0
+) -> dict[str, Any]:
+    return {
+        "run": run.id,
+        "seq": seq,
+        "stage": stage,
+        "kind": kind.value,
+        "status": outcome.status.value,
+        "agent": outcome.agent,
+        "model": outcome.model,
+        "exit_code": outcome.exit_code,
+        "duration_s": outcome.duration_s,
+        "usage": outcome.usage.model_dump(),
+        "session_id": outcome.session_id,
+        "commits": commits,
+        "finished_at": now().isoformat(),
+        "prompt": prompt,
+        "answer": outcome.answer,
+    }
+
+
+def _role_model(config: LocalConfig, capability: str) -> str | None:
+    role = agent_for(config, capability)[1]
+    return role.model if role else None
+
+
+def _role_tools(config: LocalConfig, capability: str) -> tuple[str, ...]:
+    role = agent_for(config, capability)[1]
+    return tuple(role.tools) if role else ()

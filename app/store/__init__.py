@@ -1,0 +1,1 @@
+"""The run journal behind one interface, with the same file layout on GitHub and on disk."""

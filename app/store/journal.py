@@ -1,0 +1,56 @@
+"""The journal interface and its file layout (ARCHITECTURE "Journal layout").
+
+``runs/<run-id>.json`` holds the record; ``runs/<run-id>/missions/<seq>-<stage>.json`` the full record of
+each mission, written once; ``runs/<run-id>/decision.md`` the latest decision file; ``board.md`` every
+run at a glance. A save is compare-and-swap on the version read, so of two writers exactly one wins.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from app.engine.record import Run
+
+STATE_BRANCH = "interlock/state"
+
+
+def record_path(run_id: str) -> str:
+    return f"runs/{run_id}.json"
+
+
+def mission_path(run_id: str, seq: int, stage: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stage)
+    return f"runs/{run_id}/missions/{seq:04d}-{safe}.json"
+
+
+def decision_path(run_id: str) -> str:
+    return f"runs/{run_id}/decision.md"
+
+
+BOARD_PATH = "board.md"
+
+
+def encode_record(run: Run) -> bytes:
+    return (json.dumps(run.journal(), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def encode_json(data: Any) -> bytes:
+    return (json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+
+
+class JournalStore(Protocol):
+    def load(self, run_id: str) -> Run:
+        """The stored record; ``RunNotFound`` if there is none."""
+        ...
+
+    def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
+        """Store ``run`` (and ``files``) if the stored version is still ``expected`` (``None``: new run);
+        ``VersionConflict`` otherwise. All of it lands, or none of it."""
+        ...
+
+    def read(self, path: str) -> bytes | None: ...
+
+    def list_runs(self) -> list[Run]: ...
+
+    def list_files(self, prefix: str) -> list[str]: ...
