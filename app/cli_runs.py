@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 import app
 from app.engine import events as ev
@@ -63,7 +64,11 @@ def parse_policy(text: str) -> Policy:
             values[key] = float(value) if key in ("maxUnits", "maxCostUsd") else int(value)
         except ValueError:
             raise typer.BadParameter(f"{key} needs a number, got {value!r}", param_hint="--policy") from None
-    return Policy.model_validate(values)
+    try:
+        return Policy.model_validate(values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise typer.BadParameter(problems, param_hint="--policy") from None
 
 
 def make_shell(
@@ -109,6 +114,7 @@ def register(cli: typer.Typer) -> None:
         gates: GatesOpt = None,
         base: Annotated[str | None, typer.Option("--base", help="Base branch (default develop).")] = None,
         policy: Annotated[str | None, typer.Option("--policy", help="max_calls=N,max_attempts=N,max_units=N")] = None,
+        run_id: Annotated[str | None, typer.Option("--run-id", help="Choose the run id (default: generated).")] = None,
         as_json: AsJson = False,
     ) -> None:
         """Run a graph on a local repository until it stops (end, gate, question, escalation, stop)."""
@@ -118,7 +124,7 @@ def register(cli: typer.Typer) -> None:
         title, _, body = text.strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
         shell = make_shell(repo, agent, config, gates, base, parse_policy(policy) if policy else None)
-        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip()), shell, as_json)
+        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id), shell, as_json)
 
     def continue_with(name: str, doc: str, make: Any) -> None:
         def command(

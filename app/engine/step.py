@@ -48,7 +48,7 @@ from app.engine.flow import (
     settle,
     spend,
 )
-from app.engine.graph import END, FAIL, PASS, Graph
+from app.engine.graph import END, FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
 from app.engine.record import FINAL, KEY_WINDOW, RESUMABLE, MissionKind, MissionStatus, ReasonCode, Request, Run, Status
 from app.engine.verdict import parse_verdict, route_verdict
 
@@ -157,7 +157,8 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
             body=event.answer,
         )
         t.update(context=append_result(t.run.context, result))
-    if node.requires_changes and event.commits == 0 and waiting.kind is not MissionKind.REASK:
+    reserved = (verdict or "").upper() in (NEEDS_INPUT, NEEDS_UPSTREAM)
+    if node.requires_changes and event.commits == 0 and waiting.kind is not MissionKind.REASK and not reserved:
         settle(t, event.seq, verdict=verdict)
         t.update(
             waiting=None,
@@ -167,7 +168,7 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
         )
         enter(t, node.stage)
         return
-    if node.decides and waiting.kind is not MissionKind.REASK and verdict not in ("NEEDS_INPUT", "NEEDS_UPSTREAM"):
+    if node.decides and waiting.kind is not MissionKind.REASK and not reserved:
         ask_decision(t, waiting, event.answer)
         return
     route_result(t, waiting, verdict, event.answer)

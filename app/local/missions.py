@@ -19,7 +19,7 @@ import git
 from app.agents.base import AgentCall, AgentOutcome
 from app.agents.command import run_process
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
-from app.engine.events import AdviceReturned, DecisionReturned, MissionFinished
+from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
 from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.local.config import LocalConfig, agent_for, agent_from_spec
@@ -35,7 +35,7 @@ def now() -> datetime:
 class Done:
     """A finished mission: the event for the engine and the files to store with it."""
 
-    event: MissionFinished | DecisionReturned | AdviceReturned
+    event: Event
     files: dict[str, bytes]
 
 

@@ -159,7 +159,7 @@ class LocalShell:
                 if done is None:
                     continue
                 run, more = self.apply(run.id, graph, lambda _r, e=done.event: e, done.files)
-                self._report(run, done.event.seq)
+                self._report(run, getattr(done.event, "seq", 0))
                 queue.extend(more)
             run = self.store.load(run.id)
             if run.status in FINAL:

@@ -10,6 +10,7 @@ one — objects written before the ref moves are unreachable garbage, never a to
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pygit2
@@ -19,6 +20,7 @@ from app.engine.record import Run
 from app.store.journal import STATE_BRANCH, encode_record, record_path
 
 ZERO = "0" * 40
+STALE_LOCK_S = 10.0
 IDENTITY = pygit2.Signature("Interlock", "interlock@localhost")
 
 
@@ -82,12 +84,9 @@ class GitStore:
         self.writes += 1
 
     def _move_ref(self, new: str, old: str, run_id: str, expected: int | None) -> None:
-        result = subprocess.run(
-            ["git", "--git-dir", str(self.path), "update-ref", "-m", "interlock journal", self.ref, new, old],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = self._update_ref(new, old)
+        if result.returncode != 0 and self._break_stale_lock():
+            result = self._update_ref(new, old)
         if result.returncode != 0:
             head = self._head()
             latest = self._blob_at(head, record_path(run_id))
@@ -95,6 +94,24 @@ class GitStore:
             if found == expected:
                 raise StoreError(f"git update-ref failed: {result.stderr.strip()}")
             raise VersionConflict(run_id, expected, found)
+
+    def _update_ref(self, new: str, old: str) -> subprocess.CompletedProcess[str]:
+        command = ["git", "--git-dir", str(self.path), "update-ref", "-m", "interlock journal", self.ref, new, old]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
+    def _break_stale_lock(self) -> bool:
+        """Remove the ref's lock file if a writer died holding it (kill -9 inside ``git update-ref``).
+
+        A live writer holds it for a millisecond; one older than ``STALE_LOCK_S`` is a dead writer's.
+        """
+        lock = self.path / f"{self.ref}.lock"
+        try:
+            if time.time() - lock.stat().st_mtime < STALE_LOCK_S:
+                return False
+            lock.unlink()
+            return True
+        except FileNotFoundError:
+            return False
 
     def _tree_with(self, base: pygit2.Tree | None, changes: dict[str, bytes]) -> pygit2.Oid:
         """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new."""
