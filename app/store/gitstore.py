@@ -9,6 +9,7 @@ one — objects written before the ref moves are unreachable garbage, never a to
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -21,7 +22,15 @@ from app.store.journal import STATE_BRANCH, encode_record, record_path
 
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
+LOCK_WAIT_S = 1.0
 IDENTITY = pygit2.Signature("Interlock", "interlock@localhost")
+
+
+def _uses_reftable(repo: pygit2.Repository) -> bool:
+    try:
+        return str(repo.config["extensions.refstorage"]).lower() == "reftable"
+    except KeyError:
+        return False
 
 
 class StoreError(InterlockError):
@@ -36,6 +45,7 @@ class GitStore:
             raise StoreError(f"{repo} is not a git repository ({exc})") from None
         self.path = Path(self.repo.path)  # the .git folder
         self.ref = f"refs/heads/{branch}"
+        self.reftable = _uses_reftable(self.repo)
         self.writes = 0
 
     def _head(self) -> pygit2.Commit | None:
@@ -84,20 +94,63 @@ class GitStore:
         self.writes += 1
 
     def _move_ref(self, new: str, old: str, run_id: str, expected: int | None) -> None:
-        result = self._update_ref(new, old)
-        if result.returncode != 0 and self._break_stale_lock():
-            result = self._update_ref(new, old)
-        if result.returncode != 0:
-            head = self._head()
-            latest = self._blob_at(head, record_path(run_id))
+        moved, problem = self._swap_ref(new, old)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while not moved and problem.startswith("locked") and time.monotonic() < deadline:
+            time.sleep(0.002)  # another writer holds the lock for about a millisecond, as with git's own wait
+            moved, problem = self._swap_ref(new, old)
+        if not moved and problem.startswith("locked") and self._break_stale_lock():
+            moved, problem = self._swap_ref(new, old)
+        if not moved:
+            latest = self._blob_at(self._head(), record_path(run_id))
             found = Run.model_validate_json(latest).version if latest is not None else None
             if found == expected:
-                raise StoreError(f"git update-ref failed: {result.stderr.strip()}")
+                raise StoreError(f"cannot move {self.ref}: {problem}")
             raise VersionConflict(run_id, expected, found)
 
-    def _update_ref(self, new: str, old: str) -> subprocess.CompletedProcess[str]:
-        command = ["git", "--git-dir", str(self.path), "update-ref", "-m", "interlock journal", self.ref, new, old]
-        return subprocess.run(command, capture_output=True, text=True, check=False)
+    def _swap_ref(self, new: str, old: str) -> tuple[bool, str]:
+        """Compare-and-swap of the branch with git's own lock-file protocol, in process.
+
+        Like ``git update-ref NEW OLD``: create ``<ref>.lock`` exclusively, check the ref still names ``old``,
+        write ``new`` into the lock and rename it over the ref. Git and other writers honour the same lock.
+        """
+        if self.reftable:
+            result = subprocess.run(
+                ["git", "--git-dir", str(self.path), "update-ref", self.ref, new, old],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            return result.returncode == 0, result.stderr.strip()
+        loose = self.path / self.ref
+        lock = loose.with_name(loose.name + ".lock")
+        loose.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False, f"locked by another writer ({lock})"
+        renamed = False
+        try:
+            if self._current(loose) != old:
+                return False, "moved by another writer"
+            os.write(handle, f"{new}\n".encode())
+            os.close(handle)
+            handle = -1
+            os.replace(lock, loose)
+            renamed = True
+            return True, ""
+        finally:
+            if handle >= 0:
+                os.close(handle)
+            if not renamed:
+                lock.unlink(missing_ok=True)
+
+    def _current(self, loose: Path) -> str:
+        try:
+            return loose.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            packed = self.repo.references.get(self.ref)
+            return str(packed.target) if packed is not None else ZERO
 
     def _break_stale_lock(self) -> bool:
         """Remove the ref's lock file if a writer died holding it (kill -9 inside ``git update-ref``).
