@@ -92,5 +92,5 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
         model = data.get("model") if isinstance(data.get("model"), str) else None
         session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
         return usage, model, session, ""
-    except (ValueError, TypeError, UnicodeDecodeError) as exc:
-        return Usage(), None, None, f"usage file ignored: {exc}"
+    except (ValueError, TypeError, OverflowError, RecursionError, UnicodeDecodeError) as exc:
+        return Usage(), None, None, f"usage file ignored: {type(exc).__name__}: {str(exc)[:200]}"

@@ -100,7 +100,7 @@ class ChatAgent:
             return base.with_(answer=f"{self.name} answered HTTP {response.status_code}: {response.text[:2000]}")
         try:
             answer, usage, model = self.read(response.json())
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
         usage = usage.model_copy(update={"seconds": round(elapsed, 3)})
         return base.with_(status=MissionStatus.DONE, answer=answer, usage=usage, model=model or self.model)
@@ -120,6 +120,8 @@ class OpenAIChatAgent(ChatAgent):
 
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
         answer = data["choices"][0]["message"]["content"] or ""
+        if not isinstance(answer, str):
+            raise TypeError(f"message content is {type(answer).__name__}, not text")
         usage = data.get("usage") or {}
         return (
             answer,

@@ -46,7 +46,7 @@ class Result(BaseModel):
     kind: str
     body: str
     routing: list[str] = Field(default_factory=list)
-    tier: str = "intact"  # intact | cut | header
+    tier: str = "intact"  # intact | cut
 
     @property
     def header(self) -> str:
@@ -58,6 +58,7 @@ class Context(BaseModel):
 
     preamble: list[Note] = Field(default_factory=list)
     results: list[Result] = Field(default_factory=list)
+    history: list[str] = Field(default_factory=list)
     tiers: Tiers = Field(default_factory=Tiers)
 
 
@@ -73,6 +74,8 @@ def append_result(context: Context, result: Result) -> Context:
 
 def add_routing_line(context: Context, line: str) -> Context:
     """Attach a routing line to the newest result (or the preamble when there is none yet)."""
+    if not context.results and context.history:
+        return context.model_copy(update={"history": [*context.history[:-1], f"{context.history[-1]}\n> {line}"]})
     if not context.results:
         return add_note(context, "routing", line)
     last = context.results[-1]
@@ -81,19 +84,25 @@ def add_routing_line(context: Context, line: str) -> Context:
 
 
 def compact_context(context: Context) -> Context:
-    """Tiered compaction from newest to oldest. Compacting a compacted context changes nothing (C4)."""
+    """Tiered compaction from newest to oldest. Compacting a compacted context changes nothing (C4).
+
+    Results past the cut tier keep their header and routing lines only; they move to ``history`` as plain
+    lines, so what every later transition carries for them is a line, not a record.
+    """
     tiers = context.tiers
-    count = len(context.results)
-    compacted = []
-    for index, result in enumerate(context.results):
-        age = count - 1 - index
-        if age < tiers.intact:
-            compacted.append(result)
-        elif age < tiers.intact + tiers.cut:
-            compacted.append(_cut(result, tiers.cut_bytes))
-        else:
-            compacted.append(_header_only(result))
-    return context.model_copy(update={"results": compacted})
+    split = max(len(context.results) - tiers.intact - tiers.cut, 0)
+    older, recent = context.results[:split], context.results[split:]
+    cut_until = max(len(recent) - tiers.intact, 0)
+    results = [_cut(r, tiers.cut_bytes) if i < cut_until else r for i, r in enumerate(recent)]
+    if not older and all(new is old for new, old in zip(results, recent, strict=True)):
+        return context
+    history = [*context.history, *(_history_line(result) for result in older)]
+    return context.model_copy(update={"results": results, "history": history})
+
+
+def _history_line(result: Result) -> str:
+    lines = [f"{result.header} — (result compacted; full text in mission record #{result.seq})"]
+    return "\n".join([*lines, *(f"> {line}" for line in result.routing)])
 
 
 def _cut(result: Result, budget: int) -> Result:
@@ -106,12 +115,6 @@ def _cut(result: Result, budget: int) -> Result:
     kept = cut_utf8(raw, max(marker_room, 0))
     marker = CUT_MARKER.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
     return result.model_copy(update={"body": kept + marker, "tier": "cut"})
-
-
-def _header_only(result: Result) -> Result:
-    if result.tier == "header":
-        return result
-    return result.model_copy(update={"body": "", "tier": "header"})
 
 
 def cut_utf8(raw: bytes, limit: int) -> str:
@@ -130,14 +133,13 @@ def render_context(context: Context) -> str:
     """The context as the next mission reads it: preamble, then results with their routing lines."""
     parts = ["## Request and people's words"]
     parts += [f"**{note.label}**\n{fence(note.text) if note.data else note.text}" for note in context.preamble]
-    if context.results:
+    if context.history or context.results:
         parts.append("## Results so far")
+    parts += context.history
     for result in context.results:
         block = [result.header]
         if result.body:
             block.append(result.body)
-        elif result.tier == "header":
-            block.append(f"(result compacted; full text in mission record #{result.seq})")
         block += [f"> {line}" for line in result.routing]
         parts.append("\n".join(block))
     return "\n\n".join(parts)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
+from app.engine.context import Context, render_context
 from app.engine.record import MissionKind, Reason, Status
 
 
 @dataclass(frozen=True)
 class PromptParts:
-    """Everything a mission prompt is built from; ``app.engine.prompt.assemble_prompt`` joins them."""
+    """Everything a mission prompt is built from; ``app.engine.prompt.assemble_prompt`` joins them.
+
+    The context travels as data and is rendered only when a shell builds the prompt, so a transition never
+    pays for text that nobody reads.
+    """
 
     run_id: str
     stage: str
@@ -18,10 +24,14 @@ class PromptParts:
     seq: int
     kind: MissionKind
     extra_prompt: str
-    context: str
+    context_data: Context
     contract: str
     reserved: str
     note: str = ""
+
+    @cached_property
+    def context(self) -> str:
+        return render_context(self.context_data)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.engine.budget import CATEGORY_OF, apply_charge, charge_for, record_usage, refusal
-from app.engine.context import add_note, add_routing_line, fence, render_context
+from app.engine.context import add_note, add_routing_line, fence
 from app.engine.contract import ContractKind, reserved_verdicts_text, selection_text, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.effects import (
@@ -52,14 +52,24 @@ NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
 
 @dataclass
 class Transition:
+    """The record being built by one ``step``: a private copy of the run, changed field by field.
+
+    The run passed to ``step`` is never touched — it is copied once here — so a transition stays a pure
+    function while each field change costs an assignment instead of a copy of the whole record.
+    """
+
     run: Run
     graph: Graph
     at: datetime
     git: GitState | None = None
     effects: list[Effect] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.run = self.run.model_copy()
+
     def update(self, **fields: object) -> None:
-        self.run = self.run.model_copy(update=fields)
+        for name, value in fields.items():
+            setattr(self.run, name, value)
 
     def emit(self, *effects: Effect) -> None:
         self.effects.extend(effects)
@@ -114,7 +124,7 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
         seq=seq,
         kind=kind,
         extra_prompt=node.extra_prompt,
-        context=render_context(t.run.context),
+        context_data=t.run.context,
         contract=contract,
         reserved=reserved_verdicts_text(),
         note=note,

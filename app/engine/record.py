@@ -203,7 +203,7 @@ class Waiting(Record):
 
 MISSION_WINDOW = 32
 HOP_WINDOW = 64
-KEY_WINDOW = 256
+KEY_WINDOW = 128
 
 
 class Run(Record):
@@ -211,7 +211,9 @@ class Run(Record):
 
     The record stays bounded whatever the length of the run (SPEC J5): it keeps the latest
     ``MISSION_WINDOW`` mission summaries, ``HOP_WINDOW`` hops and ``KEY_WINDOW`` idempotency keys, with
-    counters for the totals. Every mission's full record is stored once, beside the run record, by the shell.
+    counters for the totals. Keys leave the window oldest first; ``forgotten_before`` remembers the latest
+    time of a key that left, so an event that old can no longer be proven new and is refused, never
+    applied twice (SPEC J2). Every mission's full record is stored once, beside the run record, by the shell.
     """
 
     id: str
@@ -241,7 +243,8 @@ class Run(Record):
     autopilot: bool = False
     advisor: bool = False
     pending_note: str = ""
-    applied: list[str] = Field(default_factory=list)
+    applied: dict[str, datetime] = Field(default_factory=dict)
+    forgotten_before: datetime | None = None
     created_at: datetime
     updated_at: datetime
     version: int = 0

@@ -71,7 +71,7 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         policy=event.policy or graph.policy,
         autopilot=event.autopilot,
         advisor=event.advisor,
-        applied=[event.key],
+        applied={event.key: event.at},
         created_at=event.at,
         updated_at=event.at,
         version=1,
@@ -90,6 +90,14 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     if event.key in run.applied:
         return run, []
     name = type(event).__name__
+    if run.forgotten_before is not None and event.at <= run.forgotten_before:
+        raise StaleEvent(
+            run.id,
+            run.status.value,
+            name,
+            f"it happened at {event.at:%Y-%m-%d %H:%M:%S}, before the oldest event the run still "
+            "remembers: it may have been applied already",
+        )
     if run.status in FINAL:
         raise RunFinished(run.id, run.status.value, name, f"the run is {run.status.value}")
     handler = HANDLERS.get(type(event))
@@ -97,8 +105,20 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
     handler(t, event)
-    t.update(applied=[*t.run.applied, event.key][-KEY_WINDOW:], version=run.version + 1, updated_at=event.at)
+    _remember(t, event)
+    t.update(version=run.version + 1, updated_at=event.at)
     return t.run, t.effects
+
+
+def _remember(t: Transition, event: Event) -> None:
+    """Record the event's key; the oldest keys leave the bounded window (SPEC J2, J5)."""
+    applied = {**t.run.applied, event.key: event.at}
+    forgotten = t.run.forgotten_before
+    while len(applied) > KEY_WINDOW:
+        oldest = next(iter(applied))
+        dropped = applied.pop(oldest)
+        forgotten = dropped if forgotten is None else max(forgotten, dropped)
+    t.update(applied=applied, forgotten_before=forgotten)
 
 
 def _reject(t: Transition, event: Event, message: str) -> EventRejected:
