@@ -65,41 +65,33 @@ def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> t
 
 def apply_charge(ledger: Ledger, charge: Charge) -> Ledger:
     line = ledger.by_category.get(charge.category, Totals())
-    line = line.model_copy(
-        update={
-            "attempts": line.attempts + charge.attempts,
-            "calls": line.calls + charge.calls,
-            "units": line.units + charge.units,
-        }
+    line = line.but(
+        attempts=line.attempts + charge.attempts,
+        calls=line.calls + charge.calls,
+        units=line.units + charge.units,
     )
-    return ledger.model_copy(
-        update={
-            "attempts": ledger.attempts + charge.attempts,
-            "calls": ledger.calls + charge.calls,
-            "units": ledger.units + charge.units,
-            "by_category": {**ledger.by_category, charge.category: line},
-        }
+    return ledger.but(
+        attempts=ledger.attempts + charge.attempts,
+        calls=ledger.calls + charge.calls,
+        units=ledger.units + charge.units,
+        by_category={**ledger.by_category, charge.category: line},
     )
 
 
 def record_usage(ledger: Ledger, category: Category, usage: Usage, accepted: bool) -> Ledger:
     """Add what an agent reported, and count the result if the engine accepted it."""
     line = ledger.by_category.get(category, Totals())
-    line = line.model_copy(
-        update={
-            "accepted": line.accepted + int(accepted),
-            "input_tokens": line.input_tokens + usage.input_tokens,
-            "output_tokens": line.output_tokens + usage.output_tokens,
-            "cost_usd": line.cost_usd + usage.cost_usd,
-            "seconds": line.seconds + usage.seconds,
-            "estimated": line.estimated or usage.estimated,
-        }
+    line = line.but(
+        accepted=line.accepted + int(accepted),
+        input_tokens=line.input_tokens + usage.input_tokens,
+        output_tokens=line.output_tokens + usage.output_tokens,
+        cost_usd=line.cost_usd + usage.cost_usd,
+        seconds=line.seconds + usage.seconds,
+        estimated=line.estimated or usage.estimated,
     )
-    return ledger.model_copy(
-        update={
-            "accepted": ledger.accepted + int(accepted),
-            "by_category": {**ledger.by_category, category: line},
-        }
+    return ledger.but(
+        accepted=ledger.accepted + int(accepted),
+        by_category={**ledger.by_category, category: line},
     )
 
 

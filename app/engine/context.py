@@ -12,6 +12,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.engine.base import Record
+
 CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
 
 
@@ -25,20 +27,16 @@ class Tiers(BaseModel):
     cut_bytes: int = Field(2000, ge=64)
 
 
-class Note(BaseModel):
+class Note(Record):
     """A person's words or the request: part of the preamble, never compacted (SPEC C1)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     label: str
     text: str
     data: bool = False  # text from outside (the request): shown fenced, as data, never as instructions
 
 
-class Result(BaseModel):
+class Result(Record):
     """One mission's result as the context holds it; the full text stays in the mission record (C5)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     seq: int
     stage: str
@@ -53,9 +51,7 @@ class Result(BaseModel):
         return f"### {self.stage} — visit {self.visit}, mission #{self.seq} ({self.kind})"
 
 
-class Context(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Context(Record):
     preamble: list[Note] = Field(default_factory=list)
     results: list[Result] = Field(default_factory=list)
     history: list[str] = Field(default_factory=list)
@@ -64,23 +60,23 @@ class Context(BaseModel):
 
 def add_note(context: Context, label: str, text: str, data: bool = False) -> Context:
     note = Note(label=label, text=text, data=data)
-    return context.model_copy(update={"preamble": [*context.preamble, note]})
+    return context.but(preamble=[*context.preamble, note])
 
 
 def append_result(context: Context, result: Result) -> Context:
     """Append a result and compact right after (SPEC C2, C3)."""
-    return compact_context(context.model_copy(update={"results": [*context.results, result]}))
+    return compact_context(context.but(results=[*context.results, result]))
 
 
 def add_routing_line(context: Context, line: str) -> Context:
     """Attach a routing line to the newest result (or the preamble when there is none yet)."""
     if not context.results and context.history:
-        return context.model_copy(update={"history": [*context.history[:-1], f"{context.history[-1]}\n> {line}"]})
+        return context.but(history=[*context.history[:-1], f"{context.history[-1]}\n> {line}"])
     if not context.results:
         return add_note(context, "routing", line)
     last = context.results[-1]
-    updated = last.model_copy(update={"routing": [*last.routing, line]})
-    return context.model_copy(update={"results": [*context.results[:-1], updated]})
+    updated = last.but(routing=[*last.routing, line])
+    return context.but(results=[*context.results[:-1], updated])
 
 
 def compact_context(context: Context) -> Context:
@@ -97,12 +93,18 @@ def compact_context(context: Context) -> Context:
     if not older and all(new is old for new, old in zip(results, recent, strict=True)):
         return context
     history = [*context.history, *(_history_line(result) for result in older)]
-    return context.model_copy(update={"results": results, "history": history})
+    return context.but(results=results, history=history)
 
 
 def _history_line(result: Result) -> str:
-    lines = [f"{result.header} — (result compacted; full text in mission record #{result.seq})"]
-    return "\n".join([*lines, *(f"> {line}" for line in result.routing)])
+    """A compacted result: who, when, and its routing lines — one short line each (the full text is in the
+    mission record)."""
+    head = f"#{result.seq} {result.stage} v{result.visit} ({result.kind})"
+    return (
+        "\n".join([head, *(f"> {line}" for line in result.routing)])
+        if len(result.routing) > 1
+        else f"{head}{': ' + result.routing[0] if result.routing else ''}"
+    )
 
 
 def _cut(result: Result, budget: int) -> Result:
@@ -110,11 +112,11 @@ def _cut(result: Result, budget: int) -> Result:
         return result
     raw = result.body.encode("utf-8")
     if len(raw) <= budget:
-        return result.model_copy(update={"tier": "cut"})
+        return result.but(tier="cut")
     marker_room = budget - len(CUT_MARKER.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
     kept = cut_utf8(raw, max(marker_room, 0))
     marker = CUT_MARKER.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
-    return result.model_copy(update={"body": kept + marker, "tier": "cut"})
+    return result.but(body=kept + marker, tier="cut")
 
 
 def cut_utf8(raw: bytes, limit: int) -> str:
@@ -135,7 +137,9 @@ def render_context(context: Context) -> str:
     parts += [f"**{note.label}**\n{fence(note.text) if note.data else note.text}" for note in context.preamble]
     if context.history or context.results:
         parts.append("## Results so far")
-    parts += context.history
+    if context.history:
+        intro = "Earlier results, compacted to their routing lines (each full text is in its mission record):"
+        parts.append("\n".join([intro, *context.history]))
     for result in context.results:
         block = [result.header]
         if result.body:

@@ -65,11 +65,10 @@ class Transition:
     effects: list[Effect] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.run = self.run.model_copy()
+        self.run = self.run.but()
 
     def update(self, **fields: object) -> None:
-        for name, value in fields.items():
-            setattr(self.run, name, value)
+        self.run.set(**fields)
 
     def emit(self, *effects: Effect) -> None:
         self.effects.extend(effects)
@@ -163,7 +162,7 @@ def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
 
 def settle(t: Transition, seq: int, **fields: object) -> None:
     """Update the summary of mission ``seq`` (status, verdict, usage...)."""
-    missions = [m.model_copy(update=fields) if m.seq == seq else m for m in t.run.missions]
+    missions = [m.but(**fields) if m.seq == seq else m for m in t.run.missions]
     t.update(missions=missions)
 
 

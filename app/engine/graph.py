@@ -101,15 +101,19 @@ class Graph(StrictModel):
         self._outgoing = {stage: tuple(edges) for stage, edges in outgoing.items()}
 
     def node(self, stage: str) -> Node:
-        """The node called ``stage``; ``KeyError`` when there is none."""
-        return self._by_stage[stage]
+        """The node called ``stage``; ``KeyError`` when there is none.
+
+        The lookups read the private dict directly: pydantic's attribute hook for private fields would
+        cost more than the rest of a transition's routing.
+        """
+        return self.__pydantic_private__["_by_stage"][stage]  # type: ignore[index, no-any-return]
 
     def has_stage(self, stage: str) -> bool:
-        return stage in self._by_stage
+        return stage in self.__pydantic_private__["_by_stage"]  # type: ignore[index]
 
     def outgoing(self, stage: str) -> tuple[Edge, ...]:
         """The edges leaving ``stage``, in the order the graph lists them."""
-        return self._outgoing.get(stage, ())
+        return self.__pydantic_private__["_outgoing"].get(stage, ())  # type: ignore[index, no-any-return]
 
     def labels(self, stage: str) -> tuple[str, ...]:
         """The verdicts a node can route (SPEC V1): distinct edge labels, in edge order, ``*`` excluded."""

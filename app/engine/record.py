@@ -10,8 +10,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from app.engine.base import Record
 from app.engine.context import Context
 from app.engine.graph import Policy
 
@@ -86,12 +87,6 @@ class MissionStatus(StrEnum):
     CRASHED = "crashed"
     CANCELLED = "cancelled"
     SKIPPED = "skipped"  # never started: a stop was requested before it began (SPEC J4)
-
-
-class Record(BaseModel):
-    """Base of journal models: unknown keys refused, so a journal from a newer version is noticed."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
 
 class Reason(Record):
@@ -201,9 +196,9 @@ class Waiting(Record):
     extra: str = ""
 
 
-MISSION_WINDOW = 32
-HOP_WINDOW = 64
-KEY_WINDOW = 128
+MISSION_WINDOW = 16
+HOP_WINDOW = 24
+KEY_WINDOW = 64
 
 
 class Run(Record):

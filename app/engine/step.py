@@ -349,7 +349,7 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
     upstream = t.run.upstream
     assert upstream is not None
     state = event.state.lower()
-    t.update(upstream=upstream.model_copy(update={"state": state, "id": event.id or upstream.id}))
+    t.update(upstream=upstream.but(state=state, id=event.id or upstream.id))
     if state in ("done", "delivered"):
         note_person(t, "Upstream", f"The request to {upstream.target} ({upstream.title}) is {state}.")
         t.update(status=Status.RUNNING)

@@ -23,6 +23,7 @@ from app.store.journal import STATE_BRANCH, encode_record, record_path
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
 LOCK_WAIT_S = 1.0
+GC_EVERY = 200
 IDENTITY = pygit2.Signature("Interlock", "interlock@localhost")
 
 
@@ -92,6 +93,8 @@ class GitStore:
         commit = self.repo.create_commit(None, IDENTITY, IDENTITY, text, tree, parents)
         self._move_ref(str(commit), str(head.id) if head else ZERO, run.id, expected)
         self.writes += 1
+        if self.writes % GC_EVERY == 0:
+            self._maintain()
 
     def _move_ref(self, new: str, old: str, run_id: str, expected: int | None) -> None:
         moved, problem = self._swap_ref(new, old)
@@ -187,6 +190,13 @@ class GitStore:
                 tree_id = self._tree_with(subtree if isinstance(subtree, pygit2.Tree) else None, value)
                 builder.insert(name, tree_id, pygit2.GIT_FILEMODE_TREE)
         return builder.write()
+
+    def _maintain(self) -> None:
+        """Let git pack loose objects when it judges it worth it (``git gc --auto``): successive versions
+        of a record then cost their delta, which keeps the journal's size linear in the run's length."""
+        subprocess.run(
+            ["git", "--git-dir", str(self.path), "gc", "--auto", "--quiet"], capture_output=True, check=False
+        )
 
     def read(self, path: str) -> bytes | None:
         return self._blob_at(self._head(), path)

@@ -32,7 +32,7 @@ BOARD_PATH = "board.md"
 
 
 def encode_record(run: Run) -> bytes:
-    return (json.dumps(run.journal(), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    return run.model_dump_json(by_alias=True, indent=1).encode("utf-8") + b"\n"
 
 
 def encode_json(data: Any) -> bytes:

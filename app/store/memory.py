@@ -8,9 +8,18 @@ from app.store.journal import encode_record, record_path
 
 
 class MemoryStore:
-    def __init__(self) -> None:
+    """Every version of every record, kept in memory.
+
+    Records are immutable once built (a transition makes a new one), so with ``serialize=False`` the
+    journal keeps the versions themselves, as a persistent structure; with ``serialize=True`` (the
+    default) it also encodes each version as the git journal would, to count bytes.
+    """
+
+    def __init__(self, serialize: bool = True) -> None:
         self.files: dict[str, bytes] = {}
         self.runs: dict[str, Run] = {}
+        self.versions: list[Run] = []
+        self.serialize = serialize
         self.writes = 0
         self.bytes_written = 0
 
@@ -24,12 +33,14 @@ class MemoryStore:
         found = current.version if current else None
         if found != expected:
             raise VersionConflict(run.id, expected, found)
-        record = encode_record(run)
-        self.files[record_path(run.id)] = record
-        self.files.update(files or {})
         self.runs[run.id] = run
+        self.versions.append(run)
+        self.files.update(files or {})
         self.writes += 1
-        self.bytes_written += len(record) + sum(len(data) for data in (files or {}).values())
+        if self.serialize:
+            record = encode_record(run)
+            self.files[record_path(run.id)] = record
+            self.bytes_written += len(record) + sum(len(data) for data in (files or {}).values())
 
     def read(self, path: str) -> bytes | None:
         return self.files.get(path)

@@ -32,11 +32,12 @@ def test_tiers_newest_intact_then_cut_then_header_only() -> None:
     # SPEC C3
     context = results(8, 3000)
     tiers = [r.tier for r in context.results]
-    assert tiers == ["header", "header", "cut", "cut", "cut", "cut", "intact", "intact"]
+    assert tiers == ["cut", "cut", "cut", "cut", "intact", "intact"]
+    assert [r.seq for r in context.results] == [3, 4, 5, 6, 7, 8]
     assert all(len(r.body.encode()) <= 2000 for r in context.results if r.tier == "cut")
     assert all("cut by Interlock" in r.body for r in context.results if r.tier == "cut")
-    assert all(r.body == "" for r in context.results if r.tier == "header")
     assert all(r.body == "é" * 3000 for r in context.results[-2:])
+    assert context.history == [f"#{seq} s v{seq} (deliver): VERDICT: FAIL → s (#{seq})" for seq in (1, 2)]
 
 
 def test_routing_lines_and_preamble_survive_compaction() -> None:
@@ -51,8 +52,8 @@ def test_routing_lines_and_preamble_survive_compaction() -> None:
 def test_configurable_tiers() -> None:
     # SPEC C3
     context = results(5, 500, Tiers(intact=1, cut=1, cut_bytes=100))
-    assert [r.tier for r in context.results] == ["header", "header", "header", "cut", "intact"]
-    assert len(context.results[3].body.encode()) <= 100
+    assert [r.tier for r in context.results] == ["cut", "intact"] and len(context.history) == 3
+    assert len(context.results[0].body.encode()) <= 100
 
 
 @settings(max_examples=60)
@@ -106,4 +107,4 @@ def test_missions_receive_the_compacted_context() -> None:
     prompt = d.dispatched().prompt.context
     assert bodies[-1] in prompt and bodies[-2] in prompt
     assert bodies[-3] not in prompt and "result 5 zzz" in prompt and "cut by Interlock" in prompt
-    assert "result 0 " not in prompt and "mission #1 (deliver)" in prompt
+    assert "result 0 " not in prompt and "#1 work v1 (deliver): VERDICT: PASS → review" in prompt

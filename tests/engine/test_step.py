@@ -523,12 +523,12 @@ def test_record_grows_only_by_the_routing_lines_of_compacted_results() -> None:
     # grows is one header and its routing lines per mission, which C3 keeps forever: a small constant.
     d = Driver(loop_graph(work={"maxVisits": 400}, review={"maxVisits": 400}))
     sizes = []
-    for index in range(300):
+    for index in range(400):
         d.finish(("x" * 5000) + ("\nVERDICT: FAIL" if d.run.stage == "review" else ""))
-        if index in (99, 199, 299):
+        if index in (199, 299, 399):  # once the windows are full
             sizes.append(len(d.run.model_dump_json()))
     first, second = sizes[1] - sizes[0], sizes[2] - sizes[1]
     assert abs(second - first) < 0.05 * first  # the same growth for every 100 missions
     assert second < 100 * 150  # under 150 bytes per mission, against 5,000-byte answers
-    assert d.run.mission_count == 301 and len(d.run.missions) == 32 and d.run.missions[-1].seq == 301
-    assert d.run.hop_count == 300 and len(d.run.path) == 64
+    assert d.run.mission_count == 401 and len(d.run.missions) == 16 and d.run.missions[-1].seq == 401
+    assert d.run.hop_count == 400 and len(d.run.path) == 24 and len(d.run.applied) == 64

@@ -8,7 +8,8 @@ driven: the library's feature graph, and a small graph that has a review loop, a
 ``check`` node, a human gate, a strict node and a ``*`` edge.
 
 The JSON round-trip of the record (SPEC J1) is checked by a machine of its own, so that a failure there
-does not hide what the other invariants would find.
+does not hide what the other invariants would find. A last, deterministic test replays an event after more
+than ``KEY_WINDOW`` others: the case a machine of this size reaches only by chance.
 """
 
 from __future__ import annotations
@@ -63,13 +64,10 @@ from tests.helpers import GRAPHS, edge, graph, node
 
 BASE = datetime(2025, 1, 1, tzinfo=UTC)
 
+# Answers a worker may give, weighted towards verdicts that route, so that review loops turn.
 ANSWERS = [
-    "VERDICT: PASS",
-    "Done.\nVERDICT: PASS",
-    "VERDICT: fail",
-    "VERDICT: FAIL",
-    "VERDICT: Fail",
-    "1. the test is missing\n**Verdict:** `FAIL`",
+    *["VERDICT: PASS", "Done.\nVERDICT: PASS", "VERDICT: pass"],
+    *["VERDICT: fail", "VERDICT: FAIL", "VERDICT: Fail", "1. the test is missing\n**Verdict:** `FAIL`"],
     "",
     "I need to know which database to use.\nVERDICT: NEEDS_INPUT",
     "VERDICT: NEEDS_UPSTREAM\n```request\nowner/repo\nTitle\nbody\n```",
@@ -81,6 +79,15 @@ ANSWERS = [
     "VERDICT: MAYBE",
     "garbage ✓ ünïcødé \x00 ```",
     "VERDICT:",
+]
+# How the job ended besides the answer: new commits, the check's exit code, the agent's session.
+OUTCOMES: list[dict[str, Any]] = [
+    {"commits": 1, "exit_code": 0, "session_id": None},
+    {"commits": 1, "exit_code": 1, "session_id": "sess-1"},
+    {"commits": 0, "exit_code": 0, "session_id": None},
+    {"commits": 1, "exit_code": None, "session_id": None},
+    {"commits": 0, "exit_code": 1, "session_id": "sess-2"},
+    {"commits": 2, "exit_code": 0, "session_id": "sess-1"},
 ]
 DECISIONS = ["SHIP", "ship", "REWORK", "VERDICT: REWORK", "PASS", "FAIL", "", "maybe", "VERDICT: SHIP\nnoise"]
 ADVICE = ["retry", "RETRY", "revise", "escalate", None, "", "banana"]
@@ -103,30 +110,30 @@ WEIGHTS = {
     "input": 1,
     "upstream": 1,
     "start": 1,
-    "finishing": 1,  # abandon, merged or closed: rare, since nothing follows them
+    "finishing": 1,  # abandon, merged or closed (3 times in 11): rare, since nothing follows them
 }
 KINDS = [kind for kind, weight in WEIGHTS.items() for _ in range(weight)] + ["fitting"]  # both ends: "fitting"
 FITTING = {
     Status.GATE_WAIT: ["approve", "approve", "amend", "stop"],
     Status.AWAITING_INPUT: ["input", "resume"],
     Status.AWAITING_UPSTREAM: ["upstream", "upstream", "resume"],
-    Status.AWAITING_MERGE: ["merged", "closed", "stop", "resume", "deliver", "route", "mission"],
-    Status.FAILED: ["resume", "resume", "resume", "route", "deliver"],
-    Status.ESCALATED: ["resume", "resume", "resume", "route", "deliver"],
+    Status.AWAITING_MERGE: ["merged", "stop", "resume", "deliver", "route", "mission", "closed", "approve"],
+    Status.FAILED: ["resume", "resume", "route"],
+    Status.ESCALATED: ["resume", "resume", "route"],
     Status.INTERRUPTED: ["resume", "resume", "route"],
 }
 
 
 def loop_graph_data() -> dict[str, Any]:
-    """Triage (strict), a gated plan, a build that must commit, a check, a review with a ``*`` edge and a
-    FAIL loop, and a ``decide`` judge that ships or sends the work back."""
+    """Triage (strict), a gated plan, a build that must commit, a check, a gated review with a ``*`` edge
+    and a FAIL loop, and a ``decide`` judge that ships or sends the work back."""
     return graph(
         [
             node("triage", "triage", maxVisits=2),
             node("plan", "planning", humanGate=True, maxVisits=2),
             node("build", "coding", requiresChanges=True, maxVisits=3),
             node("test", "testing", check="pytest -q", maxVisits=4),
-            node("review", "review", maxVisits=3),
+            node("review", "review", humanGate=True, maxVisits=3),
             node("judge", "review", decide=True, maxVisits=2),
         ],
         [
@@ -159,6 +166,7 @@ def optional_limit(low: int, high: int) -> st.SearchStrategy[int | None]:
 
 policies = st.one_of(
     st.none(),  # the graph's own policy
+    st.just(Policy()),  # no limit: loops run until their visit budgets stop them
     st.builds(
         lambda attempts, calls, units, costs: Policy.model_validate(
             {
@@ -178,17 +186,15 @@ policies = st.one_of(
         st.one_of(st.none(), st.just({"coding": 2.0, "decide": 0.5})),
     ),
 )
-usages = st.one_of(
-    st.just(Usage()),
-    st.builds(
-        Usage,
-        calls=st.integers(0, 3),
-        input_tokens=st.integers(0, 5000),
-        output_tokens=st.integers(0, 5000),
-        cost_usd=st.sampled_from([0.0, 0.01, 0.25]),
-        seconds=st.sampled_from([0.0, 1.5, 30.0]),
-        estimated=st.booleans(),
-    ),
+# What agents report: nothing, or figures of every kind (built once: one draw each, generation stays cheap).
+usages = st.sampled_from(
+    [
+        Usage(),
+        Usage(),
+        Usage(calls=1, input_tokens=1200, output_tokens=300, cost_usd=0.01, seconds=1.5),
+        Usage(calls=3, input_tokens=5000, output_tokens=0, cost_usd=0.25, seconds=30.0, estimated=True),
+        Usage(calls=0, output_tokens=42),
+    ]
 )
 
 
@@ -246,10 +252,11 @@ class RunMachine(RuleBasedStateMachine):
     def _event(self, data: st.DataObject, kind: str) -> Event:
         run = self.run
         assert run is not None
+        if kind == "finishing":
+            finishing = ["fitting", "abandon", *["fitting"] * 6, "merged", "closed", "fitting"]
+            kind = data.draw(st.sampled_from(finishing), label="finishing kind")
         if kind == "fitting":
             kind = self._fitting(data)
-        if kind == "finishing":
-            kind = data.draw(st.sampled_from(["abandon", "merged", "closed"]), label="finishing kind")
         base = self._base()
         if kind == "mission":
             return MissionFinished(
@@ -259,10 +266,8 @@ class RunMachine(RuleBasedStateMachine):
                     st.sampled_from([MissionStatus.DONE] * 18 + list(MissionStatus)), label="mission status"
                 ),
                 answer=data.draw(st.sampled_from(ANSWERS), label="answer"),
-                commits=data.draw(st.sampled_from([1, 1, 0]), label="commits"),
-                exit_code=data.draw(st.sampled_from([0, 0, 1, None]), label="exit code"),
                 usage=data.draw(usages, label="usage"),
-                session_id=data.draw(st.sampled_from([None, "sess-1"]), label="session"),
+                **data.draw(st.sampled_from(OUTCOMES), label="commits, exit code, session"),
             )
         if kind == "decision":
             return DecisionReturned(
@@ -378,7 +383,8 @@ class RunMachine(RuleBasedStateMachine):
         assert before.journal() == journal, "step mutated the record it was given"
         assert all(isinstance(effect, Effect) for effect in effects)
         if replayed:
-            # SPEC J2: the same idempotency key twice changes nothing and asks for nothing
+            # SPEC J2: the same idempotency key twice changes nothing and asks for nothing (SPEC S: on a done or
+            # cancelled run too, so that a final record never changes)
             assert after == before and after.journal() == journal, "a replayed event changed the run"
             assert effects == [], f"a replayed event produced effects: {effects!r}"
             return
@@ -465,3 +471,29 @@ TestLoopRun = LoopRun.TestCase
 TestLoopRun.settings = STATEFUL
 TestJournalRoundTrip = RoundTripRun.TestCase
 TestJournalRoundTrip.settings = settings(STATEFUL, max_examples=40, stateful_step_count=25)
+
+
+def test_an_event_replayed_long_after_is_still_a_no_op() -> None:
+    # SPEC J2: the same idempotency key twice changes nothing — however many events came in between. The record
+    # keeps only the latest KEY_WINDOW keys (SPEC J5), so this replays a resume once its key has left the window.
+    graph_ = load("feature")
+    at = iter(BASE + timedelta(seconds=n) for n in range(10_000))
+    run, _ = step(None, Start(key="start", at=next(at), run_id="r1", title="Add a feature"), graph_)
+    run, _ = step(run, StopRequested(key="stop-1", at=next(at)), graph_)
+    assert run.waiting is not None
+    run, _ = step(
+        run, MissionFinished(key="skipped-1", at=next(at), seq=run.waiting.seq, status=MissionStatus.SKIPPED), graph_
+    )
+    resume = Resume(key="resume-1", at=next(at))
+    run, _ = step(run, resume, graph_)
+    run, _ = step(run, StopRequested(key="stop-2", at=next(at)), graph_)
+    assert run.waiting is not None
+    run, _ = step(
+        run, MissionFinished(key="skipped-2", at=next(at), seq=run.waiting.seq, status=MissionStatus.SKIPPED), graph_
+    )
+    for index in range(KEY_WINDOW):  # a stop on an interrupted run applies and changes nothing but the version
+        run, _ = step(run, StopRequested(key=f"stop-again-{index}", at=next(at)), graph_)
+    assert run.status is Status.INTERRUPTED
+    again, effects = step(run, resume, graph_)  # the webhook delivery of the resume, redelivered
+    assert effects == [], f"a replayed resume asked for {[type(effect).__name__ for effect in effects]}"
+    assert again.journal() == run.journal(), "a replayed resume changed the run"

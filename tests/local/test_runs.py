@@ -192,7 +192,7 @@ def test_compaction_is_visible_in_the_prompts_agents_receive(tmp_path: Path, mon
     prompts = bench.prompts()
     last = prompts[max(prompts)]
     assert last.count(long) == 1  # newest results intact, older ones cut or reduced to their header
-    assert "cut by Interlock" in last and "(result compacted; full text in mission record #2)" in last
+    assert "cut by Interlock" in last and "\n#2 review v1 (deliver): VERDICT: FAIL → work\n" in last
     assert last.count("VERDICT: FAIL → work") == 4  # routing lines are never compacted
 
 
