@@ -33,6 +33,10 @@ class Contract:
 
 def verdict_contract(graph: Graph, stage: str) -> Contract:
     """The contract of ``stage``'s missions. ``KeyError`` when the graph has no such stage."""
+    return graph.memo(("contract", stage), lambda: _contract(graph, stage))
+
+
+def _contract(graph: Graph, stage: str) -> Contract:
     node = graph.node(stage)
     labels = graph.labels(stage)
     if node.check is not None:
@@ -76,11 +80,14 @@ def selection_text(labels: tuple[str, ...]) -> str:
 
 def reserved_verdicts_text() -> str:
     """The two verdicts every role may use at any node (SPEC V6); every role prompt carries this."""
-    return (
-        "## When you cannot go on\n"
-        f"- `VERDICT: {NEEDS_INPUT}` — you need a person's answer. Put your questions in the answer; the run "
-        "waits until someone answers.\n"
-        f"- `VERDICT: {NEEDS_UPSTREAM}` — another repository must change first. Put the feature request in a "
-        "fenced block (```request ... ```) with its target repository on the first line; Interlock files it "
-        "for you. Never file it yourself."
-    )
+    return RESERVED_TEXT
+
+
+RESERVED_TEXT = (
+    "## When you cannot go on\n"
+    f"- `VERDICT: {NEEDS_INPUT}` — you need a person's answer. Put your questions in the answer; the run "
+    "waits until someone answers.\n"
+    f"- `VERDICT: {NEEDS_UPSTREAM}` — another repository must change first. Put the feature request in a "
+    "fenced block (```request ... ```) with its target repository on the first line; Interlock files it "
+    "for you. Never file it yourself."
+)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+T = TypeVar("T")
 END = "__end__"
 CATCH_ALL = "*"
 PASS = "PASS"
@@ -92,6 +94,8 @@ class Graph(StrictModel):
 
     _by_stage: dict[str, Node] = PrivateAttr(default_factory=dict)
     _outgoing: dict[str, tuple[Edge, ...]] = PrivateAttr(default_factory=dict)
+    _labels: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+    _memo: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
         self._by_stage = {node.stage: node for node in self.nodes}
@@ -99,6 +103,8 @@ class Graph(StrictModel):
         for edge in self.edges:
             outgoing.setdefault(edge.source, []).append(edge)
         self._outgoing = {stage: tuple(edges) for stage, edges in outgoing.items()}
+        self._labels = {stage: distinct_labels(e.verdict for e in edges) for stage, edges in self._outgoing.items()}
+        self._memo = {}
 
     def node(self, stage: str) -> Node:
         """The node called ``stage``; ``KeyError`` when there is none.
@@ -117,7 +123,14 @@ class Graph(StrictModel):
 
     def labels(self, stage: str) -> tuple[str, ...]:
         """The verdicts a node can route (SPEC V1): distinct edge labels, in edge order, ``*`` excluded."""
-        return distinct_labels(edge.verdict for edge in self.outgoing(stage))
+        return self.__pydantic_private__["_labels"].get(stage, ())  # type: ignore[index, no-any-return]
+
+    def memo(self, key: Any, make: Callable[[], T]) -> T:
+        """A value derived from this (immutable) graph, computed once: contracts, for instance."""
+        cache: dict[Any, Any] = self.__pydantic_private__["_memo"]  # type: ignore[index]
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, Any]:
         """The graph as its file format, without defaults left implicit."""
