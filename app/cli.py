@@ -114,6 +114,21 @@ def demo(
     typer.echo(run_demo(library_dirs(), keep))
 
 
+@cli.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+) -> None:
+    """Run the GitHub App's webhook service (deliveries at POST /api/github/webhooks)."""
+    import uvicorn
+
+    from app.webhooks.service import create_app
+    from app.webhooks.settings import settings_from_env
+
+    settings = settings_from_env()
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level)
+
+
 def _parse_visits(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):

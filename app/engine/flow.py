@@ -148,6 +148,9 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
 
 def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
     """Charge a call of ``kind`` and open its mission summary; ``None`` (and the run stopped) if refused."""
+    if t.run.stop_requested:  # SPEC J4: checked before every mission and call starts
+        interrupt(t)
+        return None
     cost = charge_for(kind, capability, t.run.policy)
     refused = refusal(t.run.ledger, t.run.window, t.run.policy, cost)
     if refused is not None:
@@ -240,6 +243,9 @@ def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
 
 
 def open_gate(t: Transition, routing: Routing, seq: int) -> None:
+    if t.run.stop_requested:  # a stop asked during the mission wins over the gate: resume re-runs the node
+        interrupt(t)
+        return
     verdict = routing.verdict or PASS
     t.update(status=Status.GATE_WAIT, gate=Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq))
     t.emit(

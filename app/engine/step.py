@@ -90,7 +90,7 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     if event.key in run.applied:
         return run, []
     name = type(event).__name__
-    if run.forgotten_before is not None and event.at <= run.forgotten_before:
+    if run.forgotten_before is not None and event.at < run.forgotten_before:
         raise StaleEvent(
             run.id,
             run.status.value,
@@ -269,8 +269,8 @@ def on_gate_amended(t: Transition, event: GateAmended) -> None:
 
 def on_stop(t: Transition, event: StopRequested) -> None:
     """Mark the stop; it takes effect before the next mission or when the running one returns (SPEC J4)."""
-    if t.run.status is Status.INTERRUPTED:
-        return
+    if t.run.status in (Status.INTERRUPTED, Status.FAILED, Status.ESCALATED):
+        return  # already stopped: the reason it stopped for is kept
     if t.run.status is Status.AWAITING_MERGE:
         raise _reject(t, event, "the run is finished and waits for a person to merge; close the pull request instead")
     if t.run.status is Status.RUNNING and t.run.waiting is not None:
@@ -331,7 +331,14 @@ def on_deliver(t: Transition, event: Deliver) -> None:
     reach_end(t)
 
 
+def _cancel_in_flight(t: Transition) -> None:
+    """A mission still awaited when the run ends by a person's hand is recorded as cancelled."""
+    if t.run.waiting is not None:
+        settle(t, t.run.waiting.seq, status=MissionStatus.CANCELLED)
+
+
 def on_abandon(t: Transition, event: Abandon) -> None:
+    _cancel_in_flight(t)
     t.update(status=Status.CANCELLED, waiting=None, stop_requested=False)
     t.emit(PostMessage("cancelled", f"The run was abandoned by {event.by or 'a person'}."), Finish(Status.CANCELLED))
 
@@ -359,6 +366,7 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
 
 
 def on_merged(t: Transition, event: Merged) -> None:
+    _cancel_in_flight(t)
     t.update(status=Status.DONE, stage=END, waiting=None)
     t.emit(
         PostMessage("done", f"The pull request was merged by {event.by or 'a person'}: the run is done."),
@@ -367,6 +375,7 @@ def on_merged(t: Transition, event: Merged) -> None:
 
 
 def on_closed(t: Transition, event: Closed) -> None:
+    _cancel_in_flight(t)
     t.update(status=Status.CANCELLED, waiting=None)
     t.emit(
         PostMessage("cancelled", "The pull request was closed without merge: the run is cancelled."),

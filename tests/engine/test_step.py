@@ -532,3 +532,36 @@ def test_record_grows_only_by_the_routing_lines_of_compacted_results() -> None:
     assert second < 100 * 150  # under 150 bytes per mission, against 5,000-byte answers
     assert d.run.mission_count == 401 and len(d.run.missions) == 16 and d.run.missions[-1].seq == 401
     assert d.run.hop_count == 400 and len(d.run.path) == 24 and len(d.run.applied) == 64
+
+
+@pytest.mark.parametrize(
+    ("setup", "answer", "status"),
+    [
+        ({"work": {"humanGate": True}}, "plan", MissionStatus.DONE),  # would open a gate
+        ({}, "VERDICT: MAYBE", MissionStatus.DONE),  # would re-ask (at review)
+        ({}, "crash", MissionStatus.FAILED),  # would ask the advisor
+    ],
+)
+def test_a_stop_requested_during_a_mission_wins_over_any_next_call(
+    setup: dict[str, object], answer: str, status: MissionStatus
+) -> None:
+    # SPEC J4: checked when the mission returns, whatever would come next — gate, re-ask, advisor or decision
+    d = Driver(loop_graph(**setup), advisor=True)
+    if answer.startswith("VERDICT"):
+        d.finish("done")
+    calls = d.run.ledger.calls
+    d.apply(ev.StopRequested)
+    d.finish(answer, status=status)
+    assert d.run.status is Status.INTERRUPTED and not d.run.stop_requested
+    assert d.run.ledger.calls == calls and not d.of(DispatchMission) and not d.of(AskAdvisor) and not d.of(OpenGate)
+
+
+def test_stop_on_a_failed_run_keeps_its_reason_and_merge_cancels_a_mission_in_flight() -> None:
+    # SPEC E2, S
+    d = Driver(loop_graph())
+    d.finish("boom", status=MissionStatus.FAILED)
+    d.apply(ev.StopRequested)
+    assert d.run.status is Status.FAILED and d.run.reason.code is ReasonCode.MISSION_FAILED  # type: ignore[union-attr]
+    other = Driver(loop_graph())
+    other.apply(ev.Merged)
+    assert other.run.status is Status.DONE and other.run.missions[0].status is MissionStatus.CANCELLED

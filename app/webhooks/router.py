@@ -1,0 +1,75 @@
+"""One handler per (event, action), looked up in a table, so the order of things is plain to read.
+
+A handler receives the delivery and returns an ``Outcome``; it raises to say the delivery failed (the
+service then answers 5xx and GitHub's redelivery, requested by ``interlock redeliver``, retries it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from enum import StrEnum
+
+from app.webhooks.delivery import Delivery
+
+log = logging.getLogger("interlock.webhooks")
+
+
+class Outcome(StrEnum):
+    HANDLED = "handled"
+    IGNORED = "ignored"  # an event or action Interlock does not act on
+    OWN = "own"  # caused by the app itself
+    DUPLICATE = "duplicate"  # a delivery id this replica already processed
+
+
+Handler = Callable[[Delivery], Outcome]
+
+
+class Router:
+    def __init__(self, app_slug: str | None = None) -> None:
+        self.handlers: dict[tuple[str, str | None], Handler] = {}
+        self.app_slug = app_slug
+
+    def on(self, event: str, action: str | None = None) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            key = (event, action)
+            if key in self.handlers:
+                raise ValueError(f"a handler for {event}.{action} is already registered")
+            self.handlers[key] = handler
+            return handler
+
+        return register
+
+    def handler_for(self, delivery: Delivery) -> Handler | None:
+        return self.handlers.get((delivery.event, delivery.action)) or self.handlers.get((delivery.event, None))
+
+    def dispatch(self, delivery: Delivery) -> Outcome:
+        if self.is_own(delivery):
+            return Outcome.OWN
+        handler = self.handler_for(delivery)
+        if handler is None:
+            return Outcome.IGNORED
+        return handler(delivery)
+
+    def is_own(self, delivery: Delivery) -> bool:
+        """Events the app caused itself (its bot user is the sender) never drive a run."""
+        return bool(self.app_slug) and delivery.sender_is_bot and delivery.sender == f"{self.app_slug}[bot]"
+
+
+def default_router(app_slug: str | None = None) -> Router:
+    """The handlers that need no GitHub call: the ping a new webhook receives, and installation events."""
+    router = Router(app_slug)
+
+    @router.on("ping")
+    def ping(delivery: Delivery) -> Outcome:
+        log.info("ping %s: %s", delivery.delivery_id, delivery.payload.get("zen", ""))
+        return Outcome.HANDLED
+
+    for event in ("installation", "installation_repositories"):
+
+        @router.on(event)
+        def installation(delivery: Delivery) -> Outcome:
+            log.info("installation event %s by %s", delivery.describe(), delivery.sender)
+            return Outcome.HANDLED
+
+    return router

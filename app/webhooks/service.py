@@ -1,0 +1,135 @@
+"""The FastAPI service that receives GitHub's webhook deliveries (SPEC GH8).
+
+Order of work on a delivery, and why:
+1. a size limit (25 MB, GitHub's own cap) before reading — a flood of bytes costs nothing;
+2. the HMAC-SHA256 signature of the raw body, in constant time, before any parsing — 401 otherwise;
+3. the JSON body and the event headers — 400 when malformed;
+4. the handler for (event, action), within a deadline well under GitHub's 10 s — 2xx when done or
+   ignored, 5xx when it failed (nothing is half-applied: each run transition is one compare-and-swap), so
+   the delivery shows as failed and ``interlock redeliver`` recovers it.
+
+https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import OrderedDict
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from app.webhooks.delivery import Delivery
+from app.webhooks.metrics import Metrics
+from app.webhooks.router import Outcome, Router, default_router
+from app.webhooks.settings import ServiceSettings
+from app.webhooks.signature import signature_valid
+
+MAX_BODY = 25 * 1024 * 1024
+DEADLINE_S = 8.0
+RECENT_DELIVERIES = 10_000
+WEBHOOK_PATH = "/api/github/webhooks"
+
+log = logging.getLogger("interlock.webhooks")
+
+
+class RecentDeliveries:
+    """Delivery ids this replica completed, bounded: a quick answer to an immediate redelivery. The run
+    journal, keyed by the same ids, is what makes a redelivery change nothing across replicas."""
+
+    def __init__(self, capacity: int = RECENT_DELIVERIES) -> None:
+        self.capacity = capacity
+        self.ids: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, delivery_id: str) -> bool:
+        return delivery_id in self.ids
+
+    def add(self, delivery_id: str) -> None:
+        self.ids[delivery_id] = None
+        self.ids.move_to_end(delivery_id)
+        while len(self.ids) > self.capacity:
+            self.ids.popitem(last=False)
+
+
+class TooLarge(Exception):
+    pass
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(
+    settings: ServiceSettings, router: Router | None = None, *, deadline_s: float = DEADLINE_S, max_body: int = MAX_BODY
+) -> FastAPI:
+    app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None)
+    routes = router or default_router(settings.app_slug)
+    metrics = Metrics()
+    recent = RecentDeliveries()
+    app.state.metrics = metrics
+    app.state.router = routes
+
+    def answer(status: int, body: dict[str, Any], event: str, started: float) -> Response:
+        metrics.observe(
+            event, str(body.get("outcome", body.get("error", status))), status, time.perf_counter() - started
+        )
+        return JSONResponse(body, status_code=status)
+
+    @app.post(WEBHOOK_PATH)
+    async def receive(request: Request) -> Response:
+        started = time.perf_counter()
+        event = request.headers.get("x-github-event", "")
+        try:
+            body = await read_body(request, max_body)
+        except TooLarge:
+            return answer(413, {"error": f"payload larger than {max_body:,} bytes"}, event or "?", started)
+        if not signature_valid(settings.webhook_secret, body, request.headers.get("x-hub-signature-256")):
+            return answer(401, {"error": "missing or invalid X-Hub-Signature-256"}, event or "?", started)
+        delivery_id = request.headers.get("x-github-delivery", "")
+        if not event or not delivery_id:
+            return answer(400, {"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, "?", started)
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
+            return answer(400, {"error": "the body is not JSON"}, event, started)
+        if not isinstance(payload, dict):
+            return answer(400, {"error": "the body is not a JSON object"}, event, started)
+        delivery = Delivery(event, delivery_id, payload)
+        if delivery_id in recent:
+            return answer(200, {"delivery": delivery_id, "outcome": Outcome.DUPLICATE}, event, started)
+        try:
+            outcome = await asyncio.wait_for(run_in_threadpool(routes.dispatch, delivery), deadline_s)
+        except TimeoutError:
+            log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())
+            return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, event, started)
+        except Exception:
+            log.exception("failed on %s", delivery.describe())
+            return answer(500, {"delivery": delivery_id, "error": "handler failed; redeliver"}, event, started)
+        recent.add(delivery_id)
+        status = 202 if outcome in (Outcome.IGNORED, Outcome.OWN) else 200
+        return answer(status, {"delivery": delivery_id, "outcome": outcome}, event, started)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/metrics")
+    async def prometheus() -> PlainTextResponse:
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    return app
