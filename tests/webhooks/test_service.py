@@ -1,0 +1,183 @@
+"""The webhook service: signature first, lenient payloads, deadlines, idempotency (SPEC GH8)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.webhooks.delivery import Delivery
+from app.webhooks.router import Outcome, Router, default_router
+from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.settings import ServiceSettings
+from tests.webhooks.conftest import EXAMPLES, corpus_examples, signed
+
+PING = {"zen": "Keep it logically awesome.", "hook_id": 1, "sender": {"login": "octocat", "type": "User"}}
+
+
+def client(settings: ServiceSettings, router: Router | None = None, **options: Any) -> TestClient:
+    return TestClient(create_app(settings, router, **options))
+
+
+def test_a_signed_ping_is_handled(settings: ServiceSettings) -> None:
+    # SPEC GH8
+    body, headers = signed("ping", PING)
+    response = client(settings).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 200 and response.json() == {"delivery": "d-1", "outcome": "handled"}
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda h, b: {k: v for k, v in h.items() if k != "x-hub-signature-256"},
+        lambda h, b: {**h, "x-hub-signature-256": "sha256=" + "0" * 64},
+        lambda h, b: {**h, "x-hub-signature-256": h["x-hub-signature-256"].replace("sha256=", "sha1=")},
+        lambda h, b: {**h, "x-hub-signature-256": signed("ping", PING, secret=b"wrong")[1]["x-hub-signature-256"]},
+    ],
+    ids=["missing", "zeros", "other-scheme", "other-secret"],
+)
+def test_a_forged_or_unsigned_delivery_is_refused_before_parsing(settings: ServiceSettings, mangle: Any) -> None:
+    # SPEC GH8: the signature is checked on the raw body before anything else
+    calls: list[Delivery] = []
+    router = Router()
+    router.on("ping")(lambda d: calls.append(d) or Outcome.HANDLED)  # type: ignore[func-returns-value]
+    body, headers = signed("ping", PING)
+    response = client(settings, router).post(WEBHOOK_PATH, content=body, headers=mangle(headers, body))
+    assert response.status_code == 401 and calls == []
+
+
+def test_a_body_changed_after_signing_is_refused(settings: ServiceSettings) -> None:
+    body, headers = signed("ping", PING)
+    response = client(settings).post(WEBHOOK_PATH, content=body.replace(b"awesome", b"awful"), headers=headers)
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("body", "headers_drop", "fragment"),
+    [
+        (b"{truncated", (), "not JSON"),
+        (b"[1, 2]", (), "not a JSON object"),
+        (b'{"a": 1}', ("x-github-event",), "headers are required"),
+        (b'{"a": 1}', ("x-github-delivery",), "headers are required"),
+        (b"[" * 50_000, (), "not JSON"),
+    ],
+)
+def test_a_malformed_delivery_is_400(
+    settings: ServiceSettings, body: bytes, headers_drop: tuple[str, ...], fragment: str
+) -> None:
+    _, headers = signed("ping", body)
+    headers = {k: v for k, v in headers.items() if k not in headers_drop}
+    response = client(settings).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 400 and fragment in response.json()["error"]
+
+
+def test_an_oversized_delivery_is_413_without_running_anything(settings: ServiceSettings) -> None:
+    body, headers = signed("ping", {**PING, "padding": "x" * 5000})
+    response = client(settings, max_body=4096).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 413
+
+
+def test_events_nobody_handles_are_acknowledged(settings: ServiceSettings) -> None:
+    body, headers = signed("star", {"action": "created", "sender": {"login": "a", "type": "User"}})
+    response = client(settings).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 202 and response.json()["outcome"] == "ignored"
+
+
+def test_events_the_app_caused_are_ignored(settings: ServiceSettings) -> None:
+    # SPEC GH8: the app's own comments and labels never drive a run
+    router = default_router("interlock-app")
+    router.on("issue_comment", "created")(lambda d: Outcome.HANDLED)
+    own = {"action": "created", "sender": {"login": "interlock-app[bot]", "type": "Bot"}}
+    body, headers = signed("issue_comment", own)
+    response = client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.json()["outcome"] == "own"
+    other = {"action": "created", "sender": {"login": "someone-else[bot]", "type": "Bot"}}
+    body, headers = signed("issue_comment", other, delivery="d-2")
+    assert client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers).json()["outcome"] == "handled"
+
+
+def test_a_redelivery_is_not_handled_twice(settings: ServiceSettings) -> None:
+    # SPEC GH8, J2: X-GitHub-Delivery is the idempotency key
+    calls: list[str] = []
+    router = Router()
+    router.on("ping")(lambda d: calls.append(d.delivery_id) or Outcome.HANDLED)  # type: ignore[func-returns-value]
+    service = client(settings, router)
+    body, headers = signed("ping", PING, delivery="same")
+    first = service.post(WEBHOOK_PATH, content=body, headers=headers)
+    second = service.post(WEBHOOK_PATH, content=body, headers=headers)
+    assert (first.json()["outcome"], second.json()["outcome"]) == ("handled", "duplicate") and calls == ["same"]
+
+
+def test_a_failing_handler_is_5xx_and_may_be_redelivered(settings: ServiceSettings) -> None:
+    # SPEC GH8: failure answers 5xx; the delivery is not remembered as done, so a redelivery runs again
+    attempts: list[int] = []
+
+    def flaky(delivery: Delivery) -> Outcome:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("GitHub answered 502")
+        return Outcome.HANDLED
+
+    router = Router()
+    router.on("ping")(flaky)
+    service = client(settings, router)
+    body, headers = signed("ping", PING, delivery="retry-me")
+    assert service.post(WEBHOOK_PATH, content=body, headers=headers).status_code == 500
+    assert service.post(WEBHOOK_PATH, content=body, headers=headers).status_code == 200
+    assert len(attempts) == 2
+
+
+def test_a_slow_handler_is_cut_at_the_deadline(settings: ServiceSettings) -> None:
+    # SPEC GH8: answer well within GitHub's 10 seconds
+    release = threading.Event()
+    router = Router()
+    router.on("ping")(lambda d: release.wait(5) and Outcome.HANDLED)  # type: ignore[arg-type, return-value]
+    body, headers = signed("ping", PING)
+    started = time.monotonic()
+    response = client(settings, router, deadline_s=0.3).post(WEBHOOK_PATH, content=body, headers=headers)
+    release.set()
+    assert response.status_code == 503 and time.monotonic() - started < 3
+
+
+def test_every_corpus_payload_gets_an_answer_that_is_not_5xx(settings: ServiceSettings) -> None:
+    # SPEC GH8: never fail a delivery because a field it does not use is missing (125 real examples)
+    examples = corpus_examples()
+    assert len(examples) == 125
+    service = client(settings)
+    statuses: dict[int, int] = {}
+    for index, path in enumerate(examples):
+        event = path.relative_to(EXAMPLES).parts[0]
+        body, headers = signed(event, path.read_bytes(), delivery=f"corpus-{index}")
+        status = service.post(WEBHOOK_PATH, content=body, headers=headers).status_code
+        assert status < 500, f"{path.name}: {status}"
+        statuses[status] = statuses.get(status, 0) + 1
+    assert set(statuses) <= {200, 202}
+
+
+def test_health_and_metrics(settings: ServiceSettings) -> None:
+    service = client(settings)
+    assert service.get("/healthz").json() == {"status": "ok"}
+    body, headers = signed("ping", PING)
+    service.post(WEBHOOK_PATH, content=body, headers=headers)
+    service.post(WEBHOOK_PATH, content=body, headers={**headers, "x-hub-signature-256": "sha256=00"})
+    text = service.get("/metrics").text
+    assert 'interlock_deliveries_total{event="ping",outcome="handled",status="200"} 1' in text
+    assert (
+        'interlock_deliveries_total{event="ping",outcome="missing or invalid X-Hub-Signature-256",status="401"} 1'
+        in text
+    )
+    assert "interlock_delivery_seconds_count 2" in text
+
+
+def test_fields_are_read_leniently() -> None:
+    # SPEC GH8: absent or mistyped fields read as None, never an exception
+    delivery = Delivery("issues", "x", {"action": 5, "installation": {"id": "7"}, "sender": "nobody"})
+    assert (delivery.action, delivery.installation_id, delivery.sender, delivery.repository) == (None, None, None, None)
+    real = json.loads((EXAMPLES / "issues" / "assigned.with-installation.payload.json").read_text())
+    parsed = Delivery("issues", "y", real)
+    assert parsed.action == "assigned" and parsed.installation_id == real["installation"]["id"]
+    assert parsed.repository == real["repository"]["full_name"] and parsed.sender == real["sender"]["login"]
