@@ -1,0 +1,158 @@
+"""The only code that talks to GitHub: an installation's REST calls through githubkit.
+
+githubkit signs the app's JWT (at most 10 minutes) and exchanges it for installation tokens (1 hour),
+caching each until shortly before it expires; every client gets its own cache. Its retry chain waits on
+primary and secondary rate limits (honouring ``retry-after``) and on 5xx answers. Responses are read as
+plain JSON, leniently: a field GitHub added or dropped never fails a call that does not use it.
+Every request is counted, so the calls a transition costs can be measured.
+https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import Counter
+from typing import Any
+
+import httpx
+from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import RequestFailed
+from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
+
+from app.engine.errors import InterlockError
+from app.webhooks.settings import ServiceSettings
+
+RETRIES = RetryChainDecision(RetryRateLimit(max_retry=3), RetryServerError(max_retry=3))
+RAW = {"accept": "application/vnd.github.raw+json"}
+
+
+class GitHubError(InterlockError):
+    def __init__(self, method: str, url: str, status: int, message: str) -> None:
+        self.status = status
+        super().__init__(f"GitHub answered {status} to {method} {url}: {message}")
+
+
+class RefConflict(GitHubError):
+    """A ref moved underneath: the fast-forward check of an update failed (422)."""
+
+
+class GitHubApp:
+    """The app: makes installation clients, and app-level calls such as webhook redelivery."""
+
+    def __init__(self, settings: ServiceSettings, transport: httpx.BaseTransport | None = None) -> None:
+        self.settings = settings
+        self.transport = transport
+        self.cache = MemCacheStrategy()
+        self.calls: Counter[str] = Counter()
+
+    def _github(self, auth: Any) -> GitHub[Any]:
+        return GitHub(
+            auth,
+            base_url=self.settings.api_url,
+            cache_strategy=self.cache,
+            transport=self.transport,
+            auto_retry=RETRIES,
+            http_cache=False,
+            event_hooks={"request": [self._count]},
+        )
+
+    def _count(self, request: httpx.Request) -> None:
+        if not request.url.path.endswith("/access_tokens"):
+            self.calls[f"{request.method} {request.url.path}"] += 1
+
+    def installation(self, installation_id: int) -> Installation:
+        auth = AppInstallationAuthStrategy(self.settings.app_id, self.settings.private_key, installation_id)
+        return Installation(self._github(auth))
+
+    def as_app(self) -> Installation:
+        return Installation(self._github(AppAuthStrategy(self.settings.app_id, self.settings.private_key)))
+
+    def api_calls(self) -> int:
+        return sum(self.calls.values())
+
+
+class Installation:
+    """REST calls on behalf of one installation, each returning plain data."""
+
+    def __init__(self, github: GitHub[Any]) -> None:
+        self.github = github
+
+    def call(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        missing_ok: bool = False,
+    ) -> Any:
+        try:
+            response = self.github.request(method, url, json=json, params=params, headers=headers)
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            if missing_ok and status == 404:
+                return None
+            text = exc.response.text[:300]
+            error = RefConflict if status == 422 and "/git/refs" in url and method == "PATCH" else GitHubError
+            raise error(method, url, status, text) from None
+        if response.status_code == 204 or not response.content:
+            return {}
+        if headers is RAW:
+            return response.content
+        return response.json()
+
+    def permission(self, repo: str, user: str) -> str:
+        """``admin``, ``maintain``, ``write``, ``triage``, ``read`` or ``none`` (404: not a collaborator)."""
+        data = self.call("GET", f"/repos/{repo}/collaborators/{user}/permission", missing_ok=True)
+        if not isinstance(data, dict):
+            return "none"
+        role = data.get("role_name")
+        return role if isinstance(role, str) and role else str(data.get("permission") or "none")
+
+    def file(self, repo: str, path: str, ref: str) -> bytes | None:
+        data = self.call("GET", f"/repos/{repo}/contents/{path}", params={"ref": ref}, headers=RAW, missing_ok=True)
+        if data is None:
+            return None
+        if isinstance(data, dict) and isinstance(data.get("content"), str):  # a server that ignored the raw type
+            return base64.b64decode(data["content"])
+        return bytes(data)
+
+    def ref(self, repo: str, branch: str) -> str | None:
+        data = self.call("GET", f"/repos/{repo}/git/ref/heads/{branch}", missing_ok=True)
+        return str(data["object"]["sha"]) if isinstance(data, dict) else None
+
+    def commit_tree(self, repo: str, sha: str) -> str:
+        return str(self.call("GET", f"/repos/{repo}/git/commits/{sha}")["tree"]["sha"])
+
+    def tree(self, repo: str, entries: list[dict[str, Any]], base: str | None) -> str:
+        body: dict[str, Any] = {"tree": entries}
+        if base:
+            body["base_tree"] = base
+        return str(self.call("POST", f"/repos/{repo}/git/trees", json=body)["sha"])
+
+    def commit(self, repo: str, message: str, tree: str, parents: list[str]) -> str:
+        author = {"name": "Interlock", "email": "interlock@users.noreply.github.com"}
+        body = {"message": message, "tree": tree, "parents": parents, "author": author}
+        return str(self.call("POST", f"/repos/{repo}/git/commits", json=body)["sha"])
+
+    def create_ref(self, repo: str, branch: str, sha: str) -> None:
+        self.call("POST", f"/repos/{repo}/git/refs", json={"ref": f"refs/heads/{branch}", "sha": sha})
+
+    def update_ref(self, repo: str, branch: str, sha: str) -> None:
+        """Fast-forward only: a writer who moved the branch first makes this fail with ``RefConflict``."""
+        self.call("PATCH", f"/repos/{repo}/git/refs/heads/{branch}", json={"sha": sha, "force": False})
+
+    def comment(self, repo: str, issue: int, body: str) -> int:
+        return int(self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": body})["id"])
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body})
+
+    def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
+        """``workflow_dispatch`` (at most 25 inputs); with ``return_run_details`` GitHub says the run id."""
+        body = {"ref": ref, "inputs": inputs, "return_run_details": True}
+        data = self.call("POST", f"/repos/{repo}/actions/workflows/{workflow}/dispatches", json=body)
+        run_id = data.get("workflow_run_id") if isinstance(data, dict) else None
+        return run_id if isinstance(run_id, int) else None

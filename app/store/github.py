@@ -1,0 +1,88 @@
+"""The journal on GitHub: the same layout as on disk, on the repository's branch ``interlock/state``.
+
+A save is three calls: a tree built on the head that was read (file contents inline), a commit whose
+parent is that head, and a fast-forward-only update of the branch. If another writer moved the branch
+since it was read, the update is not a fast-forward and fails with 422: the caller re-reads and re-applies
+its event (SPEC J2). Nothing is written in place, so a failure at any step leaves the old record.
+https://docs.github.com/en/rest/git/refs#update-a-reference
+"""
+
+from __future__ import annotations
+
+from app.engine.errors import RunNotFound, VersionConflict
+from app.engine.record import Run
+from app.github.client import Installation, RefConflict
+from app.store.journal import STATE_BRANCH, encode_record, record_path
+
+TREE_CACHE = 32
+
+
+class GitHubStore:
+    def __init__(self, api: Installation, repo: str, branch: str = STATE_BRANCH) -> None:
+        self.api = api
+        self.repo = repo
+        self.branch = branch
+        self.heads: dict[str, str] = {}  # run id -> the state head its record was read from
+        self.tree_cache: dict[str, str] = {}  # commit -> its tree, for the commits this store made or read
+
+    def load(self, run_id: str) -> Run:
+        head = self.api.ref(self.repo, self.branch)
+        data = self.api.file(self.repo, record_path(run_id), head) if head else None
+        if head is None or data is None:
+            raise RunNotFound(run_id, f"{self.branch} of {self.repo}")
+        self.heads[run_id] = head
+        return Run.model_validate_json(data)
+
+    def find(self, run_id: str) -> Run | None:
+        try:
+            return self.load(run_id)
+        except RunNotFound:
+            return None
+
+    def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
+        head = self._head_for(run, expected)
+        changes = {record_path(run.id): encode_record(run), **(files or {})}
+        entries = [
+            {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}
+            for path, data in changes.items()
+        ]
+        tree = self.api.tree(self.repo, entries, self._tree_of(head) if head else None)
+        text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
+        commit = self.api.commit(self.repo, text, tree, [head] if head else [])
+        try:
+            if head is None:
+                self.api.create_ref(self.repo, self.branch, commit)
+            else:
+                self.api.update_ref(self.repo, self.branch, commit)
+        except RefConflict:
+            latest = self.find(run.id)
+            raise VersionConflict(run.id, expected, latest.version if latest else None) from None
+        self.heads[run.id] = commit
+        self._remember_tree(commit, tree)
+
+    def _head_for(self, run: Run, expected: int | None) -> str | None:
+        """The head to build on: the one the record was read from, or for a new run the branch's current head
+        (refusing a run id that is already taken)."""
+        if expected is not None:
+            if run.id not in self.heads:
+                self.load(run.id)
+            return self.heads[run.id]
+        head = self.api.ref(self.repo, self.branch)
+        existing = self.api.file(self.repo, record_path(run.id), head) if head else None
+        if existing is not None:
+            raise VersionConflict(run.id, None, Run.model_validate_json(existing).version)
+        return head
+
+    def _tree_of(self, head: str) -> str:
+        if head not in self.tree_cache:
+            self._remember_tree(head, self.api.commit_tree(self.repo, head))
+        return self.tree_cache[head]
+
+    def _remember_tree(self, commit: str, tree: str) -> None:
+        self.tree_cache[commit] = tree
+        while len(self.tree_cache) > TREE_CACHE:
+            self.tree_cache.pop(next(iter(self.tree_cache)))
+
+    def read(self, path: str) -> bytes | None:
+        head = self.api.ref(self.repo, self.branch)
+        return self.api.file(self.repo, path, head) if head else None

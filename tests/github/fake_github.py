@@ -1,0 +1,200 @@
+"""A stand-in for GitHub's REST API, in memory, behind an httpx transport: refs with fast-forward checks,
+commits, trees with inline contents, raw file contents, permissions, comments, workflow dispatches.
+
+Every request is recorded and checked against GitHub's OpenAPI description; faults can be injected
+(a status for the next N calls of a route, with headers such as ``retry-after``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from tests.github.openapi import problems
+
+Fault = tuple[int, dict[str, str]]
+
+
+def sha(data: Any) -> str:
+    return hashlib.sha1(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class FakeGitHub:
+    def __init__(self, base: str = "/api/v3") -> None:
+        self.base = base
+        self.requests: list[httpx.Request] = []
+        self.problems: list[str] = []
+        self.refs: dict[tuple[str, str], str] = {}
+        self.commits: dict[str, dict[str, Any]] = {}
+        self.trees: dict[str, dict[str, str]] = {}
+        self.permissions: dict[tuple[str, str], str] = {}
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.dispatches: list[dict[str, Any]] = []
+        self.faults: dict[str, list[Fault]] = {}
+        self.routes: list[tuple[str, re.Pattern[str], Callable[..., httpx.Response]]] = [
+            ("POST", re.compile(r"/app/installations/(\d+)/access_tokens"), self._token),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission"), self._permission),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/git/ref/heads/(.+)"), self._get_ref),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/refs"), self._create_ref),
+            ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/git/refs/heads/(.+)"), self._update_ref),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/git/commits/(\w+)"), self._get_commit),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/commits"), self._create_commit),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/trees"), self._create_tree),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/contents/(.+)"), self._contents),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self._comment),
+            ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)"), self._edit_comment),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/dispatches"), self._dispatch),
+        ]
+
+    # -- set-up -------------------------------------------------------------------------------------
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    def seed_branch(self, repo: str, branch: str, files: dict[str, str]) -> str:
+        tree = self._store_tree(dict(files))
+        commit = self._store_commit(tree, [], "seed")
+        self.refs[(repo, branch)] = commit
+        return commit
+
+    def fail(
+        self, method: str, path_part: str, status: int, times: int = 1, headers: dict[str, str] | None = None
+    ) -> None:
+        self.faults.setdefault(f"{method} {path_part}", []).extend([(status, headers or {})] * times)
+
+    def files_at(self, repo: str, branch: str) -> dict[str, str]:
+        return self.trees[self.commits[self.refs[(repo, branch)]]["tree"]]
+
+    def calls(self, method: str | None = None) -> list[str]:
+        return [
+            f"{r.method} {r.url.path.removeprefix(self.base)}"
+            for r in self.requests
+            if (method is None or r.method == method) and not r.url.path.endswith("/access_tokens")
+        ]
+
+    # -- dispatch -----------------------------------------------------------------------------------
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        path = request.url.path.removeprefix(self.base)
+        self.problems += problems(request, self.base)
+        for key, queue in self.faults.items():
+            method, part = key.split(" ", 1)
+            if queue and request.method == method and part in path:
+                status, headers = queue.pop(0)
+                return httpx.Response(status, headers=headers, json={"message": f"injected {status}"})
+        for method, pattern, handler in self.routes:
+            match = pattern.fullmatch(path)
+            if match and request.method == method:
+                body = json.loads(request.content) if request.content else {}
+                return handler(request, body, *match.groups())
+        return httpx.Response(404, json={"message": "Not Found"})
+
+    # -- handlers -----------------------------------------------------------------------------------
+    def _token(self, request: httpx.Request, body: Any, installation: str) -> httpx.Response:
+        expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return httpx.Response(201, json={"token": f"ghs_{installation}", "expires_at": expires, "permissions": {}})
+
+    def _permission(self, request: httpx.Request, body: Any, repo: str, user: str) -> httpx.Response:
+        level = self.permissions.get((repo, user))
+        if level is None:
+            return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(200, json={"permission": level, "role_name": level, "user": {"login": user}})
+
+    def _get_ref(self, request: httpx.Request, body: Any, repo: str, branch: str) -> httpx.Response:
+        head = self.refs.get((repo, branch))
+        if head is None:
+            return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(200, json={"ref": f"refs/heads/{branch}", "object": {"sha": head, "type": "commit"}})
+
+    def _create_ref(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        branch = body["ref"].removeprefix("refs/heads/")
+        if (repo, branch) in self.refs:
+            return httpx.Response(422, json={"message": "Reference already exists"})
+        self.refs[(repo, branch)] = body["sha"]
+        return httpx.Response(201, json={"ref": body["ref"], "object": {"sha": body["sha"]}})
+
+    def _update_ref(self, request: httpx.Request, body: Any, repo: str, branch: str) -> httpx.Response:
+        current = self.refs.get((repo, branch))
+        if current is None:
+            return httpx.Response(422, json={"message": "Reference does not exist"})
+        if not body.get("force") and not self._descends(body["sha"], current):
+            return httpx.Response(422, json={"message": "Update is not a fast forward"})
+        self.refs[(repo, branch)] = body["sha"]
+        return httpx.Response(200, json={"ref": f"refs/heads/{branch}", "object": {"sha": body["sha"]}})
+
+    def _descends(self, commit: str, ancestor: str) -> bool:
+        todo = [commit]
+        while todo:
+            current = todo.pop()
+            if current == ancestor:
+                return True
+            todo += self.commits.get(current, {}).get("parents", [])
+        return False
+
+    def _get_commit(self, request: httpx.Request, body: Any, repo: str, commit: str) -> httpx.Response:
+        found = self.commits.get(commit)
+        if found is None:
+            return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(
+            200, json={"sha": commit, "tree": {"sha": found["tree"]}, "parents": [{"sha": p} for p in found["parents"]]}
+        )
+
+    def _create_commit(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        commit = self._store_commit(body["tree"], body.get("parents", []), body["message"])
+        return httpx.Response(201, json={"sha": commit, "tree": {"sha": body["tree"]}})
+
+    def _create_tree(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        files = dict(self.trees.get(body.get("base_tree", ""), {}))
+        for entry in body["tree"]:
+            files[entry["path"]] = entry["content"]
+        return httpx.Response(201, json={"sha": self._store_tree(files)})
+
+    def _contents(self, request: httpx.Request, body: Any, repo: str, path: str) -> httpx.Response:
+        ref = request.url.params.get("ref", "main")
+        commit = ref if ref in self.commits else self.refs.get((repo, ref))
+        files = self.trees.get(self.commits[commit]["tree"], {}) if commit in self.commits else {}
+        if path not in files:
+            return httpx.Response(404, json={"message": "Not Found"})
+        if "raw" in request.headers.get("accept", ""):
+            return httpx.Response(200, content=files[path].encode())
+        return httpx.Response(200, json={"content": base64.b64encode(files[path].encode()).decode()})
+
+    def _comment(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
+        comment_id = 1000 + len(self.comments)
+        self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"]}
+        return httpx.Response(201, json={"id": comment_id, "body": body["body"]})
+
+    def _edit_comment(self, request: httpx.Request, body: Any, repo: str, comment_id: str) -> httpx.Response:
+        self.comments[int(comment_id)]["body"] = body["body"]
+        return httpx.Response(200, json={"id": int(comment_id), "body": body["body"]})
+
+    def _dispatch(self, request: httpx.Request, body: Any, repo: str, workflow: str) -> httpx.Response:
+        self.dispatches.append({"repo": repo, "workflow": workflow, **body})
+        run_id = 5000 + len(self.dispatches)
+        if body.get("return_run_details"):
+            return httpx.Response(
+                200,
+                json={
+                    "workflow_run_id": run_id,
+                    "run_url": f"https://api/runs/{run_id}",
+                    "html_url": f"https://github.com/{repo}/actions/runs/{run_id}",
+                },
+            )
+        return httpx.Response(204)
+
+    # -- storage ------------------------------------------------------------------------------------
+    def _store_tree(self, files: dict[str, str]) -> str:
+        tree = sha(files)
+        self.trees[tree] = files
+        return tree
+
+    def _store_commit(self, tree: str, parents: list[str], message: str) -> str:
+        commit = sha({"tree": tree, "parents": parents, "message": message, "n": len(self.commits)})
+        self.commits[commit] = {"tree": tree, "parents": parents, "message": message}
+        return commit

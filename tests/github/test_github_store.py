@@ -1,0 +1,106 @@
+"""The journal on GitHub's git data API: layout, compare-and-swap by fast-forward, faults (SPEC J2, GH4)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from app.engine.errors import VersionConflict
+from app.github.client import GitHubApp, GitHubError
+from app.store.github import GitHubStore
+from app.webhooks.settings import ServiceSettings
+from tests.engine.driver import Driver, loop_graph
+from tests.github.fake_github import FakeGitHub
+
+REPO = "octo/app"
+
+
+@pytest.fixture
+def fake() -> FakeGitHub:
+    return FakeGitHub()
+
+
+def store_for(fake: FakeGitHub, settings: ServiceSettings) -> tuple[GitHubApp, GitHubStore]:
+    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=fake.transport())
+    return app, GitHubStore(app.installation(42), REPO)
+
+
+def advanced(steps: int) -> Driver:
+    d = Driver(loop_graph(work={"maxVisits": 100}, review={"maxVisits": 100}))
+    for _ in range(steps):
+        d.finish("x" + ("\nVERDICT: FAIL" if d.run.stage == "review" else ""))
+    return d
+
+
+def test_save_and_load_with_the_local_layout(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    # SPEC GH4: one JSON record per run, mission records beside it, on interlock/state
+    _, store = store_for(fake, settings)
+    run = advanced(0).run
+    store.save(run, None, {"runs/run-1/missions/0001-work.json": b'{"answer": "x"}'})
+    assert store.load("run-1") == run
+    files = fake.files_at(REPO, "interlock/state")
+    assert set(files) == {"runs/run-1.json", "runs/run-1/missions/0001-work.json"}
+    assert json.loads(files["runs/run-1.json"])["id"] == "run-1"
+    assert fake.problems == []
+
+
+def test_a_transition_costs_three_writes_on_a_head_already_read(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    _, store = store_for(fake, settings)
+    store.save(advanced(0).run, None)
+    store.load("run-1")
+    before = len(fake.calls())
+    store.save(advanced(1).run, 1)
+    assert fake.calls()[before:] == [
+        "POST /repos/octo/app/git/trees",
+        "POST /repos/octo/app/git/commits",
+        "PATCH /repos/octo/app/git/refs/heads/interlock/state",
+    ]
+
+
+def test_a_concurrent_writer_makes_the_update_fail_and_the_loser_rereads(
+    fake: FakeGitHub, settings: ServiceSettings
+) -> None:
+    # SPEC J2: the commit is built on the head read, so a moved branch is not a fast-forward (422)
+    _, first = store_for(fake, settings)
+    _, second = store_for(fake, settings)
+    first.save(advanced(0).run, None)
+    first.load("run-1")
+    second.load("run-1")
+    first.save(advanced(1).run, 1)
+    with pytest.raises(VersionConflict) as caught:
+        second.save(advanced(2).run, 1)
+    assert (caught.value.expected, caught.value.found) == (1, 2)
+    assert second.load("run-1").version == 2
+    second.save(advanced(2).run.model_copy(update={"version": 3}), 2)
+    assert first.load("run-1").version == 3
+
+
+def test_server_errors_and_rate_limits_are_retried(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    # SPEC GH8: 5xx and secondary rate limits (403 with retry-after) are retried; nothing is applied twice
+    _, store = store_for(fake, settings)
+    fake.fail("POST", "/git/trees", 502)
+    fake.fail("POST", "/git/commits", 403, headers={"retry-after": "1", "x-ratelimit-remaining": "0"})
+    store.save(advanced(0).run, None)
+    assert store.load("run-1").version == 1
+    assert fake.calls().count("POST /repos/octo/app/git/trees") == 2
+    assert fake.calls().count("POST /repos/octo/app/git/commits") == 2
+    assert fake.calls().count("POST /repos/octo/app/git/refs") == 1
+
+
+def test_a_lasting_failure_is_an_error_and_leaves_the_old_record(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    _, store = store_for(fake, settings)
+    store.save(advanced(0).run, None)
+    store.load("run-1")
+    fake.fail("PATCH", "/git/refs", 500, times=10)
+    with pytest.raises(GitHubError):
+        store.save(advanced(1).run, 1)
+    assert store.load("run-1").version == 1
+
+
+def test_a_new_run_never_overwrites_an_existing_one(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    _, store = store_for(fake, settings)
+    store.save(advanced(0).run, None)
+    with pytest.raises(VersionConflict):
+        store.save(advanced(0).run, None)
