@@ -41,6 +41,14 @@ class Start(Event):
     tiers: Tiers = field(default_factory=Tiers)
     autopilot: bool = False
     advisor: bool = False
+    links: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Linked(Event):
+    """The shell made something the run refers to (a pull request, a status comment): remember where."""
+
+    links: dict[str, str]
 
 
 @dataclass(frozen=True, kw_only=True)

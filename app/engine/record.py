@@ -237,7 +237,7 @@ class Run(Record):
     stop_requested: bool = False
     autopilot: bool = False
     advisor: bool = False
-    pending_note: str = ""
+    links: dict[str, str] = Field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
     applied: dict[str, datetime] = Field(default_factory=dict)
     forgotten_before: datetime | None = None
     created_at: datetime

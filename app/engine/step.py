@@ -24,6 +24,7 @@ from app.engine.events import (
     GateAmended,
     GateApproved,
     InputAnswered,
+    Linked,
     Merged,
     MissionFinished,
     Resume,
@@ -69,6 +70,7 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         branch=event.branch or f"interlock/{event.run_id}",
         base=event.base,
         policy=event.policy or graph.policy,
+        links=dict(event.links),
         autopilot=event.autopilot,
         advisor=event.advisor,
         applied={event.key: event.at},
@@ -365,6 +367,10 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
         escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
 
 
+def on_linked(t: Transition, event: Linked) -> None:
+    t.update(links={**t.run.links, **event.links})
+
+
 def on_merged(t: Transition, event: Merged) -> None:
     _cancel_in_flight(t)
     t.update(status=Status.DONE, stage=END, waiting=None)
@@ -396,6 +402,7 @@ HANDLERS: dict[type[Event], Handler] = {
     Abandon: on_abandon,
     InputAnswered: on_input,
     UpstreamChanged: on_upstream,
+    Linked: on_linked,
     Merged: on_merged,
     Closed: on_closed,
 }

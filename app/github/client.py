@@ -156,3 +156,28 @@ class Installation:
         data = self.call("POST", f"/repos/{repo}/actions/workflows/{workflow}/dispatches", json=body)
         run_id = data.get("workflow_run_id") if isinstance(data, dict) else None
         return run_id if isinstance(run_id, int) else None
+
+    def create_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool) -> dict[str, Any]:
+        data = self.call(
+            "POST",
+            f"/repos/{repo}/pulls",
+            json={"head": head, "base": base, "title": title, "body": body, "draft": draft},
+        )
+        return {"number": int(data["number"]), "node_id": str(data.get("node_id", ""))}
+
+    def request_reviewers(self, repo: str, number: int, reviewers: list[str]) -> None:
+        if reviewers:
+            self.call("POST", f"/repos/{repo}/pulls/{number}/requested_reviewers", json={"reviewers": reviewers})
+
+    def mark_ready(self, node_id: str) -> None:
+        """REST cannot undraft a pull request; GraphQL's ``markPullRequestReadyForReview`` can.
+        https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview"""
+        query = "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }"
+        self.github.graphql(query, {"id": node_id})
+
+    def create_issue(self, repo: str, title: str, body: str) -> dict[str, Any]:
+        data = self.call("POST", f"/repos/{repo}/issues", json={"title": title, "body": body})
+        return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
+
+    def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:
+        self.call("POST", f"/repos/{repo}/dispatches", json={"event_type": event_type, "client_payload": payload})

@@ -18,6 +18,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -26,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.webhooks.delivery import Delivery
 from app.webhooks.metrics import Metrics
-from app.webhooks.router import Outcome, Router, default_router
+from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import signature_valid
 
@@ -74,11 +75,20 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def github_router(settings: ServiceSettings) -> Router:
+    """The handlers that drive runs on GitHub, with the app's own client and the bundled graph library."""
+    from app.github.client import GitHubApp
+    from app.webhooks.handlers import service_router
+
+    library = [Path(__file__).resolve().parent.parent.parent / "graphs"]
+    return service_router(GitHubApp(settings), library, settings.app_slug)
+
+
 def create_app(
     settings: ServiceSettings, router: Router | None = None, *, deadline_s: float = DEADLINE_S, max_body: int = MAX_BODY
 ) -> FastAPI:
     app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None)
-    routes = router or default_router(settings.app_slug)
+    routes = router or github_router(settings)
     metrics = Metrics()
     recent = RecentDeliveries()
     app.state.metrics = metrics

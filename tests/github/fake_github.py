@@ -51,7 +51,15 @@ class FakeGitHub:
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self._comment),
             ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)"), self._edit_comment),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/dispatches"), self._dispatch),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/pulls"), self._create_pull),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/requested_reviewers"), self._reviewers),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues"), self._create_issue),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/dispatches"), self._repository_dispatch),
+            ("POST", re.compile(r"/api/graphql|/graphql"), self._graphql),
         ]
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self.issues: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
 
     # -- set-up -------------------------------------------------------------------------------------
     def transport(self) -> httpx.MockTransport:
@@ -82,7 +90,8 @@ class FakeGitHub:
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         path = request.url.path.removeprefix(self.base)
-        self.problems += problems(request, self.base)
+        if not path.endswith("/graphql"):
+            self.problems += problems(request, self.base)
         for key, queue in self.faults.items():
             method, part = key.split(" ", 1)
             if queue and request.method == method and part in path:
@@ -187,6 +196,43 @@ class FakeGitHub:
                 },
             )
         return httpx.Response(204)
+
+    def _create_pull(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        if (repo, body["head"]) not in self.refs or (repo, body["base"]) not in self.refs:
+            return httpx.Response(422, json={"message": "Validation Failed"})
+        if self.refs[(repo, body["head"])] == self.refs[(repo, body["base"])]:
+            return httpx.Response(422, json={"message": "No commits between base and head"})
+        number = 100 + len(self.pulls)
+        self.pulls[number] = {**body, "repo": repo, "reviewers": [], "node_id": f"PR_{number}"}
+        return httpx.Response(201, json={"number": number, "node_id": f"PR_{number}", "draft": body.get("draft")})
+
+    def _reviewers(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        self.pulls[int(number)]["reviewers"] += body.get("reviewers", [])
+        return httpx.Response(201, json={"number": int(number)})
+
+    def _create_issue(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        self.issues.append({"repo": repo, **body})
+        number = len(self.issues)
+        return httpx.Response(201, json={"number": number, "html_url": f"https://github.com/{repo}/issues/{number}"})
+
+    def _repository_dispatch(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        self.events.append({"repo": repo, **body})
+        return httpx.Response(204)
+
+    def _graphql(self, request: httpx.Request, body: Any) -> httpx.Response:
+        if "markPullRequestReadyForReview" in body.get("query", ""):
+            node = body["variables"]["id"]
+            for pull in self.pulls.values():
+                if pull["node_id"] == node:
+                    pull["draft"] = False
+            return httpx.Response(200, json={"data": {"markPullRequestReadyForReview": {"clientMutationId": None}}})
+        return httpx.Response(200, json={"errors": [{"message": "unsupported query"}]})
+
+    def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
+        """What a job does when it stores its mission record: a new commit on the branch."""
+        head = self.refs[(repo, branch)]
+        files = {**self.trees[self.commits[head]["tree"]], path: content}
+        self.refs[(repo, branch)] = self._store_commit(self._store_tree(files), [head], f"job: {path}")
 
     # -- storage ------------------------------------------------------------------------------------
     def _store_tree(self, files: dict[str, str]) -> str:

@@ -1,0 +1,66 @@
+"""Repository configuration, like Probot's: defaults merged with ``.github/interlock.yml`` from the default
+branch only (a pull request cannot change how its own repository is governed).
+
+```yaml
+trigger_label: feature-request   # the label that starts a run
+graph_label_prefix: "graph:"     # graph:<name> picks the graph
+permission: write                # who may start and steer runs: write, maintain or admin
+base: develop                    # run branches start here
+default_graph: feature
+graphsets: [.github/interlock/graphs]   # graph files in the repository; the bundled library after them
+workflow: interlock.yml          # the workflow each mission is dispatched to
+gatekeepers: [alice, bob]        # review requested at gates
+autopilot: false
+policy: {maxCalls: 30}
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.engine.errors import InterlockError
+from app.engine.graph import Policy
+
+CONFIG_PATH = ".github/interlock.yml"
+PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+
+
+class ConfigInvalid(InterlockError):
+    pass
+
+
+class RepoConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    trigger_label: str = "feature-request"
+    graph_label_prefix: str = "graph:"
+    permission: str = Field("write", pattern="^(write|maintain|admin)$")
+    base: str = "develop"
+    default_graph: str = "feature"
+    graphsets: list[str] = Field(default_factory=lambda: [".github/interlock/graphs"])
+    workflow: str = "interlock.yml"
+    gatekeepers: list[str] = Field(default_factory=list)
+    autopilot: bool = False
+    policy: Policy | None = None
+
+    def allows(self, permission: str) -> bool:
+        return PERMISSION_RANK.get(permission, 0) >= PERMISSION_RANK[self.permission]
+
+
+def parse_config(text: bytes | None) -> RepoConfig:
+    """Defaults when there is no file; a clear error naming every problem when the file is wrong."""
+    if text is None or not text.strip():
+        return RepoConfig()
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigInvalid(f"{CONFIG_PATH} is not YAML: {exc}") from None
+    try:
+        return RepoConfig.model_validate(data or {})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in exc.errors())
+        raise ConfigInvalid(f"{CONFIG_PATH}: {problems}") from None

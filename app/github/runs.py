@@ -1,0 +1,219 @@
+"""The GitHub shell: runs driven by webhook deliveries, journaled on the repository's state branch.
+
+Each delivery becomes one engine event whose idempotency key is the delivery id, applied with
+compare-and-swap on the state branch (a conflict re-reads and re-applies), then the effects are carried
+out with the installation's token: missions dispatched as ``workflow_dispatch`` jobs on the run branch,
+gates as pull-request reviews, messages as issue comments, the status comment edited in place.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from app.engine.effects import (
+    AskAdvisor,
+    AskDecision,
+    DispatchMission,
+    Effect,
+    EmitEvent,
+    Escalate,
+    FileRequest,
+    OpenGate,
+    OpenPullRequest,
+    PostMessage,
+    ReadyPullRequest,
+)
+from app.engine.errors import InterlockError, RunNotFound, VersionConflict
+from app.engine.events import Event, Linked, Start
+from app.engine.graph import Graph
+from app.engine.record import FINAL, Run
+from app.engine.step import step
+from app.engine.validate import validate_graph
+from app.github.client import GitHubApp, GitHubError
+from app.github.config import CONFIG_PATH, RepoConfig, parse_config
+from app.github.status import render_status
+from app.graphset import find_graph
+from app.store.github import GitHubStore
+from app.store.journal import decision_path, encode_json
+
+MAX_RETRIES = 10
+GRAPH_PATH = "runs/{run_id}/graph.json"
+log = logging.getLogger("interlock.github")
+
+
+def run_id_for(issue: int) -> str:
+    return f"issue-{issue}"
+
+
+class GitHubRuns:
+    def __init__(
+        self, app: GitHubApp, installation: int, repo: str, default_branch: str, library: list[Path] | None = None
+    ) -> None:
+        self.api = app.installation(installation)
+        self.repo = repo
+        self.default_branch = default_branch
+        self.library = library or []
+        self.store = GitHubStore(self.api, repo)
+        self._config: RepoConfig | None = None
+
+    def config(self) -> RepoConfig:
+        if self._config is None:
+            self._config = parse_config(self.api.file(self.repo, CONFIG_PATH, self.default_branch))
+        return self._config
+
+    def graph_named(self, name: str) -> tuple[Graph | None, list[str]]:
+        """The graph from the repository's graphsets, else the bundled library; with its errors (SPEC G6)."""
+        for folder in self.config().graphsets:
+            raw = self.api.file(self.repo, f"{folder.rstrip('/')}/{name}.json", self.default_branch)
+            if raw is not None:
+                try:
+                    outcome = validate_graph(json.loads(raw))
+                except ValueError as exc:
+                    return None, [f"{folder}/{name}.json is not JSON: {exc}"]
+                return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors]
+        try:
+            return find_graph(name, self.library), []
+        except InterlockError as exc:
+            return None, [str(exc)]
+
+    def start(self, issue: int, title: str, body: str, graph: Graph, key: str, at: datetime, by: str) -> Run:
+        """A new run for an issue (SPEC GH1, GH2): run branch with an empty start commit, then the entry."""
+        config = self.config()
+        run_id = run_id_for(issue)
+        branch = f"interlock/{run_id}"
+        self._create_run_branch(branch, config.base, title)
+        comment = self.api.comment(self.repo, issue, f"Interlock is starting run `{run_id}` on `{graph.name}`…")
+        event = Start(
+            key=key,
+            at=at,
+            by=by,
+            run_id=run_id,
+            title=title,
+            body=body,
+            origin=f"{self.repo}#{issue}",
+            branch=branch,
+            base=config.base,
+            policy=config.policy,
+            autopilot=config.autopilot,
+            links={"issue": str(issue), "status_comment": str(comment)},
+        )
+        run, effects = step(None, event, graph)
+        files = {GRAPH_PATH.format(run_id=run_id): encode_json(graph.to_json()), **self._files(run, effects)}
+        self.store.save(run, None, files, message=f"interlock: start run {run_id} on {graph.name}")
+        return self.execute(run, graph, effects)
+
+    def _create_run_branch(self, branch: str, base: str, title: str) -> None:
+        head = self.api.ref(self.repo, base)
+        if head is None:
+            raise InterlockError(
+                f"the base branch `{base}` does not exist in {self.repo}: create it, or set `base:` in {CONFIG_PATH}"
+            )
+        tree = self.api.commit_tree(self.repo, head)
+        start = self.api.commit(self.repo, f"interlock: start {branch}\n\n{title}", tree, [head])
+        self.api.create_ref(self.repo, branch, start)
+
+    def live_run(self, issue: int) -> Run | None:
+        try:
+            run = self.store.load(run_id_for(issue))
+        except RunNotFound:
+            return None
+        return run
+
+    def graph_of(self, run: Run) -> Graph:
+        raw = self.store.read(GRAPH_PATH.format(run_id=run.id))
+        if raw is None:
+            raise InterlockError(f"run {run.id} has no stored graph")
+        outcome = validate_graph(json.loads(raw))
+        if outcome.graph is None:
+            raise InterlockError(f"the stored graph of run {run.id} is invalid")
+        return outcome.graph
+
+    def apply(self, run_id: str, make: Callable[[Run], Event], files: dict[str, bytes] | None = None) -> Run:
+        """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2)."""
+        graph: Graph | None = None
+        for _ in range(MAX_RETRIES):
+            current = self.store.load(run_id)
+            graph = graph or self.graph_of(current)
+            run, effects = step(current, make(current), graph)
+            if run is current:
+                return run
+            try:
+                self.store.save(run, current.version, {**(files or {}), **self._files(run, effects)})
+            except VersionConflict:
+                continue
+            return self.execute(run, graph, effects)
+        raise InterlockError(f"run {run_id}: gave up after {MAX_RETRIES} conflicting writes")
+
+    def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
+        return {decision_path(run.id): e.decision.encode() for e in effects if isinstance(e, Escalate)}
+
+    def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
+        """Carry out the effects, then edit the status comment once."""
+        jobs: dict[int, str] = {}
+        issue = int(run.links.get("issue", "0"))
+        for effect in effects:
+            if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
+                run_url = self._dispatch(run, effect.seq)
+                if run_url:
+                    jobs[effect.seq] = run_url
+            elif isinstance(effect, OpenPullRequest):
+                run = self._open_pull(run, draft=True)
+            elif isinstance(effect, ReadyPullRequest):
+                run = self._ready_pull(run)
+            elif isinstance(effect, OpenGate):
+                self._request_review(run)
+            elif isinstance(effect, PostMessage) and effect.kind in ("gate", "question", "upstream", "autopilot"):
+                self.api.comment(self.repo, issue, effect.text)
+            elif isinstance(effect, Escalate):
+                self.api.comment(self.repo, issue, effect.decision)
+            elif isinstance(effect, FileRequest):
+                self._file_request(run, effect, issue)
+            elif isinstance(effect, EmitEvent):
+                self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
+        self._edit_status(run, graph, jobs)
+        return run
+
+    def _dispatch(self, run: Run, seq: int) -> str | None:
+        inputs = {"run": run.id, "mission": str(seq)}
+        workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
+        return f"https://github.com/{self.repo}/actions/runs/{workflow_run}" if workflow_run else None
+
+    def _open_pull(self, run: Run, draft: bool) -> Run:
+        if "pr" in run.links:
+            return run
+        title = f"{run.request.title} (Interlock run {run.id})"
+        body = f"Run `{run.id}` for #{run.links.get('issue', '?')}. Merging is a person's decision."
+        created = self.api.create_pull(self.repo, run.branch, run.base, title, body, draft)
+        links = {"pr": str(created["number"]), "pr_node": created["node_id"]}
+        return self.apply(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links))
+
+    def _ready_pull(self, run: Run) -> Run:
+        if "pr" not in run.links:
+            return self._open_pull(run, draft=False)
+        self.api.mark_ready(run.links["pr_node"])
+        return run
+
+    def _request_review(self, run: Run) -> None:
+        if "pr" in run.links:
+            self.api.request_reviewers(self.repo, int(run.links["pr"]), self.config().gatekeepers)
+
+    def _file_request(self, run: Run, effect: FileRequest, issue: int) -> None:
+        body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._"
+        try:
+            created = self.api.create_issue(effect.target, effect.title, body)
+            note = f"Filed the upstream request {created['url'] or effect.target} for this run."
+        except GitHubError as exc:
+            note = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
+        self.api.comment(self.repo, issue, note)
+
+    def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str]) -> None:
+        comment = run.links.get("status_comment")
+        if comment:
+            self.api.edit_comment(self.repo, int(comment), render_status(run, graph, jobs))
+
+    def is_live(self, run: Run) -> bool:
+        return run.status not in FINAL

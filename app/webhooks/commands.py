@@ -1,0 +1,50 @@
+"""Comment commands (SPEC GH7): ``/interlock stop``, ``resume``, ``resume at STAGE``, ``route VERDICT``,
+``deliver``, ``abandon``, ``retry``, ``answer …``. Anything else is a ``CommandError`` whose message is the
+reply: what was not understood, and what is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from app.engine import events as ev
+from app.engine.errors import InterlockError
+from app.engine.record import Run
+
+USAGE = (
+    "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, "
+    "`/interlock route VERDICT`, `/interlock deliver`, `/interlock abandon`, `/interlock retry`, "
+    "`/interlock answer TEXT`"
+)
+
+MakeEvent = Callable[[Run], ev.Event]
+
+
+class CommandError(InterlockError):
+    pass
+
+
+def parse_command(body: str, key: str, moment: datetime, by: str) -> MakeEvent:
+    line, _, rest = body.strip().partition("\n")
+    words = line.split()
+    verb = words[1].lower() if len(words) > 1 else ""
+    args = words[2:]
+    common = {"key": key, "at": moment, "by": by}
+    if verb == "stop" and not args:
+        return lambda run: ev.StopRequested(**common)
+    if verb in ("resume", "retry") and not args:
+        return lambda run: ev.Resume(**common)
+    if verb == "resume" and len(args) == 2 and args[0].lower() == "at":
+        return lambda run: ev.Resume(**common, stage=args[1])
+    if verb == "route" and len(args) == 1:
+        return lambda run: ev.RouteChosen(**common, verdict=args[0])
+    if verb == "deliver" and not args:
+        return lambda run: ev.Deliver(**common)
+    if verb == "abandon" and not args:
+        return lambda run: ev.Abandon(**common)
+    if verb == "answer":
+        text = " ".join(args) + (f"\n{rest}" if rest else "")
+        if text.strip():
+            return lambda run: ev.InputAnswered(**common, text=text.strip())
+    shown = line.strip()[:80]
+    raise CommandError(f"`{shown}` is not a command Interlock knows ({USAGE})")

@@ -1,0 +1,231 @@
+"""Webhook handlers, one per (event, action): read the fields they need, call the engine through the GitHub
+shell, and return an outcome. Each is thin; the rules live in the engine.
+
+https://docs.github.com/en/webhooks/webhook-events-and-payloads
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.engine import events as ev
+from app.engine.errors import EventRejected, RunNotFound
+from app.engine.record import MissionStatus, Run, Usage
+from app.github.client import GitHubApp
+from app.github.runs import GitHubRuns, run_id_for
+from app.store.journal import mission_path
+from app.webhooks.commands import CommandError, parse_command
+from app.webhooks.delivery import Delivery, at, text_at
+from app.webhooks.router import Outcome, Router, default_router
+
+RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w.-]+)$")
+JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+)")
+
+
+def when(value: Any) -> datetime:
+    """A payload timestamp; the time it happened is what a redelivery repeats, so it keys staleness."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+    return datetime.now(UTC)
+
+
+class Handlers:
+    def __init__(self, app: GitHubApp, library: list[Path]) -> None:
+        self.app = app
+        self.library = library
+
+    def runs(self, delivery: Delivery) -> GitHubRuns:
+        if delivery.installation_id is None or delivery.repository is None:
+            raise ValueError(f"{delivery.describe()} names no installation or repository")
+        default = text_at(delivery.payload, "repository", "default_branch") or "main"
+        return GitHubRuns(self.app, delivery.installation_id, delivery.repository, default, self.library)
+
+    def register(self, router: Router) -> Router:
+        router.on("issues", "labeled")(self.issue_labeled)
+        router.on("workflow_run", "completed")(self.job_completed)
+        router.on("pull_request_review", "submitted")(self.review_submitted)
+        router.on("pull_request", "closed")(self.pull_closed)
+        router.on("issue_comment", "created")(self.comment_created)
+        return router
+
+    def issue_labeled(self, delivery: Delivery) -> Outcome:
+        """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue."""
+        label = text_at(delivery.payload, "label", "name")
+        issue = at(delivery.payload, "issue", "number")
+        if not label or not isinstance(issue, int) or delivery.installation_id is None:
+            return Outcome.IGNORED
+        runs = self.runs(delivery)
+        config = runs.config()
+        if label != config.trigger_label:
+            return Outcome.IGNORED
+        user = delivery.sender or ""
+        if not config.allows(runs.api.permission(runs.repo, user)):
+            runs.api.comment(
+                runs.repo,
+                issue,
+                f"@{user} only people with {config.permission} permission can "
+                f"start an Interlock run; nothing was started.",
+            )
+            return Outcome.HANDLED
+        existing = runs.live_run(issue)
+        if existing is not None and runs.is_live(existing):
+            return Outcome.IGNORED
+        labels = [text_at(item, "name") or "" for item in at(delivery.payload, "issue", "labels") or []]
+        chosen = next(
+            (name[len(config.graph_label_prefix) :] for name in labels if name.startswith(config.graph_label_prefix)),
+            config.default_graph,
+        )
+        graph, errors = runs.graph_named(chosen)
+        if graph is None or errors:
+            listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
+            runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")
+            return Outcome.HANDLED
+        issue_data = at(delivery.payload, "issue") or {}
+        runs.start(
+            issue,
+            text_at(issue_data, "title") or f"Issue #{issue}",
+            text_at(issue_data, "body") or "",
+            graph,
+            key=delivery.delivery_id,
+            at=when(text_at(issue_data, "updated_at")),
+            by=user,
+        )
+        return Outcome.HANDLED
+
+    def job_completed(self, delivery: Delivery) -> Outcome:
+        """SPEC GH3: read the mission record the job stored; none means the mission did not end done."""
+        title = text_at(delivery.payload, "workflow_run", "display_title") or ""
+        found = JOB_TITLE.search(title)
+        if found is None or delivery.installation_id is None:
+            return Outcome.IGNORED
+        runs = self.runs(delivery)
+        run_id, seq = found.group("run"), int(found.group("seq"))
+        conclusion = text_at(delivery.payload, "workflow_run", "conclusion") or "unknown"
+        url = text_at(delivery.payload, "workflow_run", "html_url") or ""
+        finished = when(text_at(delivery.payload, "workflow_run", "updated_at"))
+
+        def event(run: Run) -> ev.Event:
+            record = self._mission_record(runs, run, seq)
+            if record is None:
+                return ev.MissionFinished(
+                    key=delivery.delivery_id,
+                    at=finished,
+                    seq=seq,
+                    status=MissionStatus.CRASHED,
+                    answer=f"The job ended {conclusion} without storing a mission record: {url}",
+                )
+            return mission_event(record, delivery.delivery_id, finished, seq)
+
+        return self._apply(runs, run_id, event)
+
+    def _mission_record(self, runs: GitHubRuns, run: Run, seq: int) -> dict[str, Any] | None:
+        summary = run.mission(seq)
+        if summary is None:
+            return None
+        raw = runs.store.read(mission_path(run.id, seq, summary.stage))
+        return json.loads(raw) if raw else None
+
+    def review_submitted(self, delivery: Delivery) -> Outcome:
+        """SPEC GH5: approved approves, changes_requested amends; only people with write permission, after the
+        gate opened; other reviews are ignored."""
+        run_id = self._run_of_pull(delivery)
+        state = (text_at(delivery.payload, "review", "state") or "").lower()
+        if run_id is None or state not in ("approved", "changes_requested"):
+            return Outcome.IGNORED
+        runs = self.runs(delivery)
+        user = text_at(delivery.payload, "review", "user", "login") or delivery.sender or ""
+        if not runs.config().allows(runs.api.permission(runs.repo, user)):
+            return Outcome.IGNORED
+        note = text_at(delivery.payload, "review", "body") or ""
+        submitted = when(text_at(delivery.payload, "review", "submitted_at"))
+
+        def event(run: Run) -> ev.Event:
+            if run.gate is not None and submitted < run.gate.opened_at:
+                raise EventRejected(run.id, run.status.value, "review", "submitted before the gate opened")
+            if state == "approved":
+                return ev.GateApproved(key=delivery.delivery_id, at=submitted, by=user, note=note)
+            return ev.GateAmended(key=delivery.delivery_id, at=submitted, by=user, note=note or "(changes requested)")
+
+        return self._apply(runs, run_id, event)
+
+    def pull_closed(self, delivery: Delivery) -> Outcome:
+        """SPEC GH6: merged is done; closed without merge is cancelled."""
+        run_id = self._run_of_pull(delivery)
+        if run_id is None:
+            return Outcome.IGNORED
+        merged = at(delivery.payload, "pull_request", "merged") is True
+        moment = when(text_at(delivery.payload, "pull_request", "closed_at"))
+        kind = ev.Merged if merged else ev.Closed
+        return self._apply(
+            self.runs(delivery), run_id, lambda run: kind(key=delivery.delivery_id, at=moment, by=delivery.sender or "")
+        )
+
+    def comment_created(self, delivery: Delivery) -> Outcome:
+        """SPEC GH7: ``/interlock …`` commands from people with write permission; anything else gets a reply."""
+        body = text_at(delivery.payload, "comment", "body") or ""
+        issue = at(delivery.payload, "issue", "number")
+        if not body.lstrip().startswith("/interlock") or not isinstance(issue, int):
+            return Outcome.IGNORED
+        runs = self.runs(delivery)
+        user = delivery.sender or ""
+        if not runs.config().allows(runs.api.permission(runs.repo, user)):
+            runs.api.comment(
+                runs.repo,
+                issue,
+                f"@{user} only people with {runs.config().permission} permission "
+                "can steer Interlock runs; nothing changed.",
+            )
+            return Outcome.HANDLED
+        moment = when(text_at(delivery.payload, "comment", "created_at"))
+        try:
+            make = parse_command(body, delivery.delivery_id, moment, user)
+            runs.apply(run_id_for(issue), make)
+        except (CommandError, EventRejected, RunNotFound) as exc:
+            runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
+        return Outcome.HANDLED
+
+    def _run_of_pull(self, delivery: Delivery) -> str | None:
+        match = RUN_BRANCH.match(text_at(delivery.payload, "pull_request", "head", "ref") or "")
+        return match.group("run") if match and delivery.installation_id is not None else None
+
+    def _apply(self, runs: GitHubRuns, run_id: str, make: Any) -> Outcome:
+        try:
+            runs.apply(run_id, make)
+        except (RunNotFound, EventRejected):
+            return Outcome.IGNORED
+        return Outcome.HANDLED
+
+
+def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.MissionFinished:
+    """The engine event for a mission record a job stored (read leniently: a bad field is a failed mission)."""
+    try:
+        status = MissionStatus(record.get("status", "failed"))
+    except ValueError:
+        status = MissionStatus.FAILED
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    fields = {name: usage.get(name) for name in Usage.model_fields if isinstance(usage.get(name), int | float | bool)}
+    return ev.MissionFinished(
+        key=key,
+        at=moment,
+        seq=seq,
+        status=status,
+        answer=str(record.get("answer", "")),
+        usage=Usage(**fields),
+        commits=int(record.get("commits") or 0),
+        session_id=record.get("session_id"),
+        exit_code=record.get("exit_code") if isinstance(record.get("exit_code"), int) else None,
+        duration_s=record.get("duration_s") if isinstance(record.get("duration_s"), int | float) else None,
+        agent=record.get("agent"),
+        model=record.get("model"),
+    )
+
+
+def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:
+    return Handlers(app, library).register(default_router(app_slug))

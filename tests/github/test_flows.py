@@ -1,0 +1,254 @@
+"""Runs driven by real GitHub payloads (from the corpus, changed only where a field must name our label,
+branch or installation) against the stand-in GitHub: the exact requests, and what the run becomes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from app.engine.record import Status
+from app.github.client import GitHubApp
+from app.github.runs import GitHubRuns
+from app.webhooks.delivery import Delivery
+from app.webhooks.handlers import Handlers
+from app.webhooks.router import Outcome, Router, default_router
+from app.webhooks.settings import ServiceSettings
+from tests.github.fake_github import FakeGitHub
+from tests.helpers import GRAPHS
+from tests.webhooks.conftest import EXAMPLES
+
+REPO = "octo/app"
+INSTALLATION = {"id": 42, "node_id": "MDIz"}
+SMALL_GRAPH = {
+    "name": "small",
+    "entry": "build",
+    "nodes": [
+        {"stage": "build", "capability": "coding", "humanGate": True},
+        {"stage": "review", "capability": "review"},
+    ],
+    "edges": [
+        {"from": "build", "verdict": "PASS", "to": "review"},
+        {"from": "review", "verdict": "PASS", "to": "__end__"},
+        {"from": "review", "verdict": "FAIL", "to": "build"},
+    ],
+}
+
+
+def example(event: str, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((EXAMPLES / event / name).read_text())
+    data["installation"] = INSTALLATION
+    data["repository"] = {**data["repository"], "full_name": REPO, "default_branch": "main"}
+    return data
+
+
+class World:
+    def __init__(self, settings: ServiceSettings) -> None:
+        self.fake = FakeGitHub()
+        self.fake.seed_branch(
+            REPO,
+            "main",
+            {
+                "README.md": "# app",
+                ".github/interlock.yml": "base: develop\ndefault_graph: small\ngatekeepers: [carol]\n",
+                ".github/interlock/graphs/small.json": json.dumps(SMALL_GRAPH),
+            },
+        )
+        self.fake.seed_branch(REPO, "develop", {"README.md": "# app"})
+        self.fake.permissions.update({(REPO, "alice"): "write", (REPO, "carol"): "admin", (REPO, "mallory"): "read"})
+        self.app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=self.fake.transport())
+        self.router: Router = Handlers(self.app, [GRAPHS]).register(default_router("interlock-app"))
+        self.count = 0
+
+    def deliver(self, event: str, payload: dict[str, Any], delivery: str | None = None) -> Outcome:
+        self.count += 1
+        return self.router.dispatch(Delivery(event, delivery or f"delivery-{self.count}", payload))
+
+    def runs(self) -> GitHubRuns:
+        return GitHubRuns(self.app, 42, REPO, "main", [GRAPHS])
+
+    def run(self, issue: int) -> Any:
+        return self.runs().store.load(f"issue-{issue}")
+
+    def label(self, user: str = "alice", labels: tuple[str, ...] = ()) -> tuple[Outcome, int]:
+        payload = example("issues", "labeled.payload.json")
+        payload["label"] = {**payload["label"], "name": "feature-request"}
+        payload["sender"] = {**payload["sender"], "login": user, "type": "User"}
+        payload["issue"]["labels"] = [{"name": name} for name in ("feature-request", *labels)]
+        return self.deliver("issues", payload), payload["issue"]["number"]
+
+    def job_done(self, issue: int, seq: int, stage: str, answer: str, store_record: bool = True) -> Outcome:
+        if store_record:
+            record = {
+                "seq": seq,
+                "stage": stage,
+                "status": "done",
+                "answer": answer,
+                "commits": 1,
+                "usage": {"calls": 1, "input_tokens": 10, "cost_usd": 0.01},
+            }
+            self.fake.commit_file(
+                REPO, "interlock/state", f"runs/issue-{issue}/missions/{seq:04d}-{stage}.json", json.dumps(record)
+            )
+        payload = example("workflow_run", "completed.payload.json")
+        payload["workflow_run"] = {
+            **payload["workflow_run"],
+            "display_title": f"interlock issue-{issue} mission {seq}",
+            "conclusion": "success" if store_record else "failure",
+        }
+        return self.deliver("workflow_run", payload)
+
+    def review(self, issue: int, state: str, user: str = "carol", body: str = "") -> Outcome:
+        payload = example("pull_request_review", "submitted.payload.json")
+        payload["pull_request"]["head"] = {**payload["pull_request"]["head"], "ref": f"interlock/issue-{issue}"}
+        payload["review"] = {
+            **payload["review"],
+            "state": state,
+            "body": body,
+            "user": {"login": user},
+            "submitted_at": "2099-01-01T00:00:00Z",
+        }
+        return self.deliver("pull_request_review", payload)
+
+    def comment(self, issue: int, body: str, user: str = "alice") -> Outcome:
+        payload = example("issue_comment", "created.payload.json")
+        payload["issue"] = {**payload["issue"], "number": issue}
+        payload["comment"] = {**payload["comment"], "body": body, "created_at": "2099-01-02T00:00:00Z"}
+        payload["sender"] = {**payload["sender"], "login": user, "type": "User"}
+        return self.deliver("issue_comment", payload)
+
+
+@pytest.fixture
+def world(settings: ServiceSettings) -> World:
+    return World(settings)
+
+
+def test_label_starts_a_run_with_branch_journal_comment_and_job(world: World) -> None:
+    # SPEC GH1, GH2, GH3, GH4
+    outcome, issue = world.label()
+    assert outcome is Outcome.HANDLED
+    run = world.run(issue)
+    assert (run.status, run.stage, run.branch, run.base) == (
+        Status.RUNNING,
+        "build",
+        f"interlock/issue-{issue}",
+        "develop",
+    )
+    start = world.fake.commits[world.fake.refs[(REPO, run.branch)]]
+    assert start["parents"] == [world.fake.refs[(REPO, "develop")]] and start["message"].startswith("interlock: start")
+    assert world.fake.dispatches == [
+        {
+            "repo": REPO,
+            "workflow": "interlock.yml",
+            "ref": run.branch,
+            "inputs": {"run": run.id, "mission": "1"},
+            "return_run_details": True,
+        }
+    ]
+    status = world.fake.comments[int(run.links["status_comment"])]["body"]
+    assert f"Interlock run `{run.id}` — running" in status and "```mermaid" in status and "[job](" in status
+    assert world.fake.problems == []
+
+
+def test_only_people_with_write_permission_start_runs(world: World) -> None:
+    # SPEC GH1
+    outcome, _ = world.label(user="mallory")
+    assert outcome is Outcome.HANDLED and world.fake.dispatches == []
+    assert any("only people with write permission" in c["body"] for c in world.fake.comments.values())
+
+
+def test_a_second_label_event_does_not_start_a_second_run(world: World) -> None:
+    # SPEC GH1: one live run per issue
+    world.label()
+    outcome, _ = world.label()
+    assert outcome is Outcome.IGNORED and len(world.fake.dispatches) == 1
+
+
+def test_an_invalid_graph_is_reported_on_the_issue(world: World) -> None:
+    # SPEC G6: a run never starts on an invalid graph; the reason is shown where the request came from
+    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/broken.json", json.dumps({"name": "b"}))
+    outcome, _ = world.label(labels=("graph:broken",))
+    assert outcome is Outcome.HANDLED and world.fake.dispatches == []
+    text = "\n".join(c["body"] for c in world.fake.comments.values())
+    assert "graph `broken` is not valid" in text and "entry-missing" in text
+
+
+def test_job_gate_review_and_merge(world: World) -> None:
+    # SPEC GH3, GH5, GH6, H1, H2
+    _, issue = world.label()
+    assert world.job_done(issue, 1, "build", "built it") is Outcome.HANDLED
+    run = world.run(issue)
+    assert run.status is Status.GATE_WAIT and run.links["pr"]
+    pull = world.fake.pulls[int(run.links["pr"])]
+    assert pull["draft"] is True and pull["head"] == run.branch and pull["base"] == "develop"
+    assert pull["reviewers"] == ["carol"]
+    assert world.review(issue, "commented") is Outcome.IGNORED
+    assert world.review(issue, "approved", user="mallory") is Outcome.IGNORED  # no write permission
+    assert world.review(issue, "approved", body="Ship it") is Outcome.HANDLED
+    run = world.run(issue)
+    assert run.stage == "review" and len(world.fake.dispatches) == 2
+    world.job_done(issue, 2, "review", "fine\nVERDICT: PASS")
+    run = world.run(issue)
+    assert run.status is Status.AWAITING_MERGE and pull["draft"] is False  # marked ready through GraphQL
+    payload = example("pull_request", "closed.payload.json")
+    payload["pull_request"] = {
+        **payload["pull_request"],
+        "merged": True,
+        "head": {**payload["pull_request"]["head"], "ref": run.branch},
+    }
+    assert world.deliver("pull_request", payload) is Outcome.HANDLED
+    assert world.run(issue).status is Status.DONE
+    assert world.fake.problems == []
+
+
+def test_changes_requested_amends_without_a_visit(world: World) -> None:
+    # SPEC GH5, H3
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built it")
+    world.review(issue, "changes_requested", body="Use the new API.")
+    run = world.run(issue)
+    assert run.status is Status.RUNNING and run.visits == {"build": 1} and run.missions[-1].kind.value == "amend"
+
+
+def test_a_job_without_a_record_is_a_failed_mission(world: World) -> None:
+    # SPEC GH3, E1
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "", store_record=False)
+    run = world.run(issue)
+    assert run.status is Status.FAILED and "without storing a mission record" in run.reason.message
+    assert any(c["body"].startswith("# Decision needed") for c in world.fake.comments.values())
+
+
+def test_a_redelivered_event_changes_nothing(world: World) -> None:
+    # SPEC GH8, J2
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built it")
+    version = world.run(issue).version
+    payload = example("pull_request_review", "submitted.payload.json")
+    payload["pull_request"]["head"] = {**payload["pull_request"]["head"], "ref": f"interlock/issue-{issue}"}
+    payload["review"] = {
+        **payload["review"],
+        "state": "approved",
+        "user": {"login": "carol"},
+        "submitted_at": "2099-01-01T00:00:00Z",
+    }
+    world.deliver("pull_request_review", payload, delivery="same-id")
+    world.deliver("pull_request_review", payload, delivery="same-id")
+    assert world.run(issue).version == version + 1 and len(world.fake.dispatches) == 2
+
+
+def test_comment_commands(world: World) -> None:
+    # SPEC GH7
+    _, issue = world.label()
+    assert world.comment(issue, "/interlock stop") is Outcome.HANDLED
+    assert world.run(issue).stop_requested
+    world.comment(issue, "/interlock frobnicate")
+    world.comment(issue, "/interlock abandon", user="mallory")
+    bodies = [c["body"] for c in world.fake.comments.values()]
+    assert any("is not a command Interlock knows" in b for b in bodies)
+    assert any("only people with write permission can steer" in b for b in bodies)
+    assert world.comment(issue, "just chatting") is Outcome.IGNORED
+    world.comment(issue, "/interlock abandon")
+    assert world.run(issue).status is Status.CANCELLED
