@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +42,9 @@ from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json
 
 MAX_RETRIES = 10
+CONFIG_TTL_S = 60.0
+CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
+GRAPH_CACHE: dict[str, Graph] = {}
 GRAPH_PATH = "runs/{run_id}/graph.json"
 log = logging.getLogger("interlock.github")
 
@@ -61,8 +65,14 @@ class GitHubRuns:
         self._config: RepoConfig | None = None
 
     def config(self) -> RepoConfig:
+        """The repository's configuration from its default branch, kept for ``CONFIG_TTL_S`` per process."""
         if self._config is None:
-            self._config = parse_config(self.api.file(self.repo, CONFIG_PATH, self.default_branch))
+            cached = CONFIG_CACHE.get(self.repo)
+            if cached is not None and time.monotonic() - cached[0] < CONFIG_TTL_S:
+                self._config = cached[1]
+            else:
+                self._config = parse_config(self.api.file(self.repo, CONFIG_PATH, self.default_branch))
+                CONFIG_CACHE[self.repo] = (time.monotonic(), self._config)
         return self._config
 
     def graph_named(self, name: str) -> tuple[Graph | None, list[str]]:
@@ -124,19 +134,33 @@ class GitHubRuns:
         return run
 
     def graph_of(self, run: Run) -> Graph:
+        """The run's graph, stored beside it at start; cached by content hash, since it never changes."""
+        cached = GRAPH_CACHE.get(run.graph_hash)
+        if cached is not None:
+            return cached
         raw = self.store.read(GRAPH_PATH.format(run_id=run.id))
         if raw is None:
             raise InterlockError(f"run {run.id} has no stored graph")
         outcome = validate_graph(json.loads(raw))
         if outcome.graph is None:
             raise InterlockError(f"the stored graph of run {run.id} is invalid")
+        GRAPH_CACHE[run.graph_hash] = outcome.graph
+        while len(GRAPH_CACHE) > 256:
+            GRAPH_CACHE.pop(next(iter(GRAPH_CACHE)))
         return outcome.graph
 
-    def apply(self, run_id: str, make: Callable[[Run], Event], files: dict[str, bytes] | None = None) -> Run:
-        """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2)."""
+    def apply(
+        self,
+        run_id: str,
+        make: Callable[[Run], Event],
+        files: dict[str, bytes] | None = None,
+        also: tuple[str, ...] = (),
+    ) -> Run:
+        """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2). ``also`` names files
+        of the state branch the event needs, read with the record in the same call."""
         graph: Graph | None = None
         for _ in range(MAX_RETRIES):
-            current = self.store.load(run_id)
+            current = self.store.load(run_id, also)
             graph = graph or self.graph_of(current)
             run, effects = step(current, make(current), graph)
             if run is current:
@@ -178,7 +202,8 @@ class GitHubRuns:
         return run
 
     def _dispatch(self, run: Run, seq: int) -> str | None:
-        inputs = {"run": run.id, "mission": str(seq)}
+        summary = run.mission(seq)
+        inputs = {"run": run.id, "mission": str(seq), "stage": summary.stage if summary else run.stage}
         workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
         return f"https://github.com/{self.repo}/actions/runs/{workflow_run}" if workflow_run else None
 

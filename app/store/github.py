@@ -24,14 +24,21 @@ class GitHubStore:
         self.branch = branch
         self.heads: dict[str, str] = {}  # run id -> the state head its record was read from
         self.tree_cache: dict[str, str] = {}  # commit -> its tree, for the commits this store made or read
+        self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit
 
-    def load(self, run_id: str) -> Run:
-        head = self.api.ref(self.repo, self.branch)
-        data = self.api.file(self.repo, record_path(run_id), head) if head else None
-        if head is None or data is None:
+    def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
+        """The record, and the files ``also`` names at the same commit (in ``self.fetched``): one call."""
+        paths = [record_path(run_id), *also]
+        snapshot = self.api.snapshot(self.repo, self.branch, paths)
+        record = snapshot.files.get(paths[0]) if snapshot else None
+        if snapshot is None or record is None:
             raise RunNotFound(run_id, f"{self.branch} of {self.repo}")
-        self.heads[run_id] = head
-        return Run.model_validate_json(data)
+        self.heads[run_id] = snapshot.head
+        self._remember_tree(snapshot.head, snapshot.tree)
+        self.fetched = {
+            path: text.encode("utf-8") if text is not None else None for path, text in snapshot.files.items()
+        }
+        return Run.model_validate_json(record)
 
     def find(self, run_id: str) -> Run | None:
         try:
@@ -84,5 +91,8 @@ class GitHubStore:
             self.tree_cache.pop(next(iter(self.tree_cache)))
 
     def read(self, path: str) -> bytes | None:
+        """A file of the state branch: from the last snapshot when it was read with the record."""
+        if path in self.fetched:
+            return self.fetched[path]
         head = self.api.ref(self.repo, self.branch)
         return self.api.file(self.repo, path, head) if head else None

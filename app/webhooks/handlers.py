@@ -23,7 +23,7 @@ from app.webhooks.delivery import Delivery, at, text_at
 from app.webhooks.router import Outcome, Router, default_router
 
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w.-]+)$")
-JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+)")
+JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+) \((?P<stage>[^)]+)\)")
 
 
 def when(value: Any) -> datetime:
@@ -106,13 +106,15 @@ class Handlers:
         if found is None or delivery.installation_id is None:
             return Outcome.IGNORED
         runs = self.runs(delivery)
-        run_id, seq = found.group("run"), int(found.group("seq"))
+        run_id, seq, stage = found.group("run"), int(found.group("seq")), found.group("stage")
+        record_file = mission_path(run_id, seq, stage)
         conclusion = text_at(delivery.payload, "workflow_run", "conclusion") or "unknown"
         url = text_at(delivery.payload, "workflow_run", "html_url") or ""
         finished = when(text_at(delivery.payload, "workflow_run", "updated_at"))
 
         def event(run: Run) -> ev.Event:
-            record = self._mission_record(runs, run, seq)
+            raw = runs.store.read(record_file)
+            record = json.loads(raw) if raw else None
             if record is None:
                 return ev.MissionFinished(
                     key=delivery.delivery_id,
@@ -123,14 +125,7 @@ class Handlers:
                 )
             return mission_event(record, delivery.delivery_id, finished, seq)
 
-        return self._apply(runs, run_id, event)
-
-    def _mission_record(self, runs: GitHubRuns, run: Run, seq: int) -> dict[str, Any] | None:
-        summary = run.mission(seq)
-        if summary is None:
-            return None
-        raw = runs.store.read(mission_path(run.id, seq, summary.stage))
-        return json.loads(raw) if raw else None
+        return self._apply(runs, run_id, event, also=(record_file,))
 
     def review_submitted(self, delivery: Delivery) -> Outcome:
         """SPEC GH5: approved approves, changes_requested amends; only people with write permission, after the
@@ -195,9 +190,9 @@ class Handlers:
         match = RUN_BRANCH.match(text_at(delivery.payload, "pull_request", "head", "ref") or "")
         return match.group("run") if match and delivery.installation_id is not None else None
 
-    def _apply(self, runs: GitHubRuns, run_id: str, make: Any) -> Outcome:
+    def _apply(self, runs: GitHubRuns, run_id: str, make: Any, also: tuple[str, ...] = ()) -> Outcome:
         try:
-            runs.apply(run_id, make)
+            runs.apply(run_id, make, also=also)
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
         return Outcome.HANDLED

@@ -220,6 +220,8 @@ class FakeGitHub:
         return httpx.Response(204)
 
     def _graphql(self, request: httpx.Request, body: Any) -> httpx.Response:
+        if "InterlockSnapshot" in body.get("query", ""):
+            return self._snapshot(body["variables"])
         if "markPullRequestReadyForReview" in body.get("query", ""):
             node = body["variables"]["id"]
             for pull in self.pulls.values():
@@ -227,6 +229,19 @@ class FakeGitHub:
                     pull["draft"] = False
             return httpx.Response(200, json={"data": {"markPullRequestReadyForReview": {"clientMutationId": None}}})
         return httpx.Response(200, json={"errors": [{"message": "unsupported query"}]})
+
+    def _snapshot(self, variables: dict[str, Any]) -> httpx.Response:
+        repo = f"{variables['owner']}/{variables['name']}"
+        head = self.refs.get((repo, variables["ref"].removeprefix("refs/heads/")))
+        if head is None:
+            return httpx.Response(200, json={"data": {"repository": {"ref": None}}})
+        tree = self.commits[head]["tree"]
+        target: dict[str, Any] = {"oid": head, "tree": {"oid": tree}}
+        for name, path in variables.items():
+            if name.startswith("p") and name[1:].isdigit():
+                text = self.trees[tree].get(path)
+                target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
+        return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
 
     def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
         """What a job does when it stores its mission record: a new commit on the branch."""

@@ -46,6 +46,9 @@ def example(event: str, name: str) -> dict[str, Any]:
 
 class World:
     def __init__(self, settings: ServiceSettings) -> None:
+        from app.github import runs
+
+        runs.CONFIG_CACHE.clear()
         self.fake = FakeGitHub()
         self.fake.seed_branch(
             REPO,
@@ -95,7 +98,7 @@ class World:
         payload = example("workflow_run", "completed.payload.json")
         payload["workflow_run"] = {
             **payload["workflow_run"],
-            "display_title": f"interlock issue-{issue} mission {seq}",
+            "display_title": f"interlock issue-{issue} mission {seq} ({stage})",
             "conclusion": "success" if store_record else "failure",
         }
         return self.deliver("workflow_run", payload)
@@ -143,7 +146,7 @@ def test_label_starts_a_run_with_branch_journal_comment_and_job(world: World) ->
             "repo": REPO,
             "workflow": "interlock.yml",
             "ref": run.branch,
-            "inputs": {"run": run.id, "mission": "1"},
+            "inputs": {"run": run.id, "mission": "1", "stage": "build"},
             "return_run_details": True,
         }
     ]
