@@ -129,6 +129,27 @@ def serve(
     uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level)
 
 
+@cli.command()
+def redeliver(
+    since: Annotated[str, typer.Option(help="How far back to look: 30m, 1h, 2d.")] = "1h",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be redelivered.")] = False,
+) -> None:
+    """Ask GitHub to redeliver the app's failed webhook deliveries (it never does by itself)."""
+    from app.github.client import GitHubApp
+    from app.github.redeliver import failed_deliveries, parse_since
+    from app.github.redeliver import redeliver as send_again
+    from app.webhooks.settings import settings_from_env
+
+    window = parse_since(since)
+    app = GitHubApp(settings_from_env()).as_app()
+    failed = failed_deliveries(app, window)
+    for delivery in failed:
+        typer.echo(f"{delivery.delivered_at}  {delivery.event:<24} {delivery.guid}  {delivery.status}")
+    if not dry_run:
+        send_again(app, failed)
+    typer.echo(f"{len(failed)} failed deliveries {'found' if dry_run else 'redelivered'} in the last {since}")
+
+
 def _parse_visits(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):

@@ -56,7 +56,11 @@ class FakeGitHub:
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues"), self._create_issue),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/dispatches"), self._repository_dispatch),
             ("POST", re.compile(r"/api/graphql|/graphql"), self._graphql),
+            ("GET", re.compile(r"/app/hook/deliveries"), self._deliveries),
+            ("POST", re.compile(r"/app/hook/deliveries/(\d+)/attempts"), self._redeliver),
         ]
+        self.hook_deliveries: list[dict[str, Any]] = []
+        self.redelivered: list[int] = []
         self.pulls: dict[int, dict[str, Any]] = {}
         self.issues: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
@@ -242,6 +246,22 @@ class FakeGitHub:
                 text = self.trees[tree].get(path)
                 target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
         return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+
+    def _deliveries(self, request: httpx.Request, body: Any) -> httpx.Response:
+        cursor = int(request.url.params.get("cursor", "0"))
+        size = int(request.url.params.get("per_page", "30"))
+        page = self.hook_deliveries[cursor : cursor + size]
+        headers = {}
+        if cursor + size < len(self.hook_deliveries):
+            origin = f"{request.url.scheme}://{request.url.host}"
+            headers["link"] = (
+                f'<{origin}{self.base}/app/hook/deliveries?per_page={size}&cursor={cursor + size}>; rel="next"'
+            )
+        return httpx.Response(200, json=page, headers=headers)
+
+    def _redeliver(self, request: httpx.Request, body: Any, delivery_id: str) -> httpx.Response:
+        self.redelivered.append(int(delivery_id))
+        return httpx.Response(202, json={})
 
     def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
         """What a job does when it stores its mission record: a new commit on the branch."""
