@@ -158,6 +158,16 @@ class Installation:
         run_id = data.get("workflow_run_id") if isinstance(data, dict) else None
         return run_id if isinstance(run_id, int) else None
 
+    def dispatched_titles(self, repo: str, branch: str) -> list[str]:
+        """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
+        data = self.call(
+            "GET",
+            f"/repos/{repo}/actions/runs",
+            params={"branch": branch, "event": "workflow_dispatch", "per_page": 50},
+        )
+        runs = data.get("workflow_runs", []) if isinstance(data, dict) else []
+        return [str(run.get("display_title", "")) for run in runs if isinstance(run, dict)]
+
     def create_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool) -> dict[str, Any]:
         data = self.call(
             "POST",

@@ -31,7 +31,7 @@ from app.engine.effects import (
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.events import Event, Linked, Start
 from app.engine.graph import Graph
-from app.engine.record import FINAL, Run
+from app.engine.record import FINAL, Run, Status
 from app.engine.step import step
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
@@ -163,8 +163,8 @@ class GitHubRuns:
             current = self.store.load(run_id, also)
             graph = graph or self.graph_of(current)
             run, effects = step(current, make(current), graph)
-            if run is current:
-                return run
+            if run is current:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
+                return self.reconcile(run, graph)
             try:
                 self.store.save(run, current.version, {**(files or {}), **self._files(run, effects)})
             except VersionConflict:
@@ -200,6 +200,28 @@ class GitHubRuns:
                 self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
         self._edit_status(run, graph, jobs)
         return run
+
+    def reconcile(self, run: Run, graph: Graph) -> Run:
+        """Carry out what the record says must exist, for effects that may have failed after their transition
+        was saved: the job of the awaited mission, the gate's pull request, the ready pull request at the end,
+        the status comment. Only redeliveries pay for these checks."""
+        jobs: dict[int, str] = {}
+        waiting = run.waiting
+        if run.status is Status.RUNNING and waiting is not None and not self._has_job(run, waiting.seq):
+            url = self._dispatch(run, waiting.seq)
+            if url:
+                jobs[waiting.seq] = url
+        elif run.status is Status.GATE_WAIT and "pr" not in run.links:
+            run = self._open_pull(run, draft=True)
+            self._request_review(run)
+        elif run.status is Status.AWAITING_MERGE and "pr" not in run.links:
+            run = self._ready_pull(run)
+        self._edit_status(run, graph, jobs)
+        return run
+
+    def _has_job(self, run: Run, seq: int) -> bool:
+        title = f"interlock {run.id} mission {seq} "
+        return any(t.startswith(title) for t in self.api.dispatched_titles(self.repo, run.branch))
 
     def _dispatch(self, run: Run, seq: int) -> str | None:
         summary = run.mission(seq)

@@ -76,7 +76,10 @@ class Handlers:
             return Outcome.HANDLED
         existing = runs.live_run(issue)
         if existing is not None and runs.is_live(existing):
-            return Outcome.IGNORED
+            if delivery.delivery_id not in existing.applied:
+                return Outcome.IGNORED  # SPEC GH1: one live run per issue
+            runs.reconcile(existing, runs.graph_of(existing))  # the redelivery of the start that failed midway
+            return Outcome.HANDLED
         labels = [text_at(item, "name") or "" for item in at(delivery.payload, "issue", "labels") or []]
         chosen = next(
             (name[len(config.graph_label_prefix) :] for name in labels if name.startswith(config.graph_label_prefix)),

@@ -57,6 +57,7 @@ class FakeGitHub:
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/dispatches"), self._repository_dispatch),
             ("POST", re.compile(r"/api/graphql|/graphql"), self._graphql),
             ("GET", re.compile(r"/app/hook/deliveries"), self._deliveries),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/actions/runs"), self._workflow_runs),
             ("POST", re.compile(r"/app/hook/deliveries/(\d+)/attempts"), self._redeliver),
         ]
         self.hook_deliveries: list[dict[str, Any]] = []
@@ -246,6 +247,21 @@ class FakeGitHub:
                 text = self.trees[tree].get(path)
                 target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
         return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+
+    def _workflow_runs(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        branch = request.url.params.get("branch")
+        runs = [
+            {
+                "id": 5001 + i,
+                "head_branch": d["ref"],
+                "event": "workflow_dispatch",
+                "display_title": f"interlock {d['inputs']['run']} mission {d['inputs']['mission']} "
+                f"({d['inputs'].get('stage', '?')})",
+            }
+            for i, d in enumerate(self.dispatches)
+            if d["repo"] == repo and d["ref"] == branch
+        ]
+        return httpx.Response(200, json={"total_count": len(runs), "workflow_runs": runs[::-1]})
 
     def _deliveries(self, request: httpx.Request, body: Any) -> httpx.Response:
         cursor = int(request.url.params.get("cursor", "0"))

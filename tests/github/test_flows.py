@@ -255,3 +255,40 @@ def test_comment_commands(world: World) -> None:
     assert world.comment(issue, "just chatting") is Outcome.IGNORED
     world.comment(issue, "/interlock abandon")
     assert world.run(issue).status is Status.CANCELLED
+
+
+def test_an_effect_that_failed_after_its_transition_was_saved_is_done_on_redelivery(world: World) -> None:
+    # SPEC GH8, J2: the delivery fails (5xx) and is redelivered: the job is dispatched once, never twice
+    _, issue = world.label()
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": "done", "commits": 1}
+    world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0001-build.json", json.dumps(record))
+    payload = example("workflow_run", "completed.payload.json")
+    title = f"interlock issue-{issue} mission 1 (build)"
+    payload["workflow_run"] = {**payload["workflow_run"], "display_title": title, "conclusion": "success"}
+    world.fake.fail("POST", "/pulls", 500, times=10)  # the gate's pull request cannot be opened
+    with pytest.raises(Exception, match="500"):
+        world.deliver("workflow_run", payload, delivery="job-1")
+    assert world.run(issue).status is Status.GATE_WAIT and "pr" not in world.run(issue).links
+    world.fake.faults.clear()
+    assert world.deliver("workflow_run", payload, delivery="job-1") is Outcome.HANDLED  # the redelivery
+    run = world.run(issue)
+    assert run.links["pr"] and len(world.fake.pulls) == 1
+    world.deliver("workflow_run", payload, delivery="job-1")
+    assert len(world.fake.pulls) == 1
+
+
+def test_a_lost_dispatch_is_sent_once_on_redelivery(world: World) -> None:
+    # SPEC GH3, GH8: the start was saved but its job could not be dispatched; the redelivery dispatches it once
+    payload = example("issues", "labeled.payload.json")
+    payload["label"] = {**payload["label"], "name": "feature-request"}
+    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
+    world.fake.fail("POST", "/dispatches", 502, times=10)
+    with pytest.raises(Exception, match="502"):
+        world.deliver("issues", payload, delivery="label-1")
+    world.fake.faults.clear()
+    issue = payload["issue"]["number"]
+    assert world.run(issue).waiting is not None and world.fake.dispatches == []
+    assert world.deliver("issues", payload, delivery="label-1") is Outcome.HANDLED
+    assert world.deliver("issues", payload, delivery="label-1") is Outcome.HANDLED
+    assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1"]
+    assert world.deliver("issues", payload, delivery="label-2") is Outcome.IGNORED  # a new label event: one live run
