@@ -100,6 +100,23 @@ def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
         typer.echo(render_status(run, shell.graph_of(run)))
 
 
+def continue_run(
+    run_id: str,
+    repo: Path,
+    agent: str | None,
+    config: Path | None,
+    gates: GateMode | None,
+    as_json: bool,
+    kind: type[ev.Event],
+    **fields: Any,
+) -> None:
+    """Apply a person's event to a run and drive it on, exactly as ``run`` does; print where it stopped."""
+    shell = make_shell(repo, agent, config, gates)
+    name = kind.__name__.lower()
+    run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), **fields))
+    emit_run(run, shell, as_json)
+
+
 def register(cli: typer.Typer) -> None:
     @cli.command("run")
     def run_graph(
@@ -126,7 +143,7 @@ def register(cli: typer.Typer) -> None:
         shell = make_shell(repo, agent, config, gates, base, parse_policy(policy) if policy else None)
         emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id), shell, as_json)
 
-    def continue_with(name: str, doc: str, make: Any) -> None:
+    def continue_with(name: str, doc: str, kind: type[ev.Event]) -> None:
         def command(
             run_id: Annotated[str, typer.Argument(metavar="RUN")],
             repo: Repo = Path("."),
@@ -135,8 +152,7 @@ def register(cli: typer.Typer) -> None:
             gates: GatesOpt = None,
             as_json: AsJson = False,
         ) -> None:
-            shell = make_shell(repo, agent, config, gates)
-            emit_run(shell.send(run_id, make), shell, as_json)
+            continue_run(run_id, repo, agent, config, gates, as_json, kind)
 
         command.__doc__ = doc
         cli.command(name)(command)
@@ -144,12 +160,12 @@ def register(cli: typer.Typer) -> None:
     continue_with(
         "deliver",
         "Go to the end: the run branch is ready for a person to merge.",
-        lambda r: ev.Deliver(key=f"{r.id}/deliver/{r.version}", at=now()),
+        ev.Deliver,
     )
     continue_with(
         "abandon",
         "Cancel the run (the branch stays).",
-        lambda r: ev.Abandon(key=f"{r.id}/abandon/{r.version}", at=now()),
+        ev.Abandon,
     )
 
     @cli.command("resume")
@@ -163,9 +179,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Resume a stopped, failed, escalated or waiting run (visit budgets re-armed)."""
-        shell = make_shell(repo, agent, config, gates)
-        run = shell.send(run_id, lambda r: ev.Resume(key=f"{r.id}/resume/{r.version}", at=now(), stage=at))
-        emit_run(run, shell, as_json)
+        continue_run(run_id, repo, agent, config, gates, as_json, ev.Resume, stage=at)
 
     @cli.command("stop")
     def stop(
@@ -186,9 +200,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Approve the gate the run waits at."""
-        shell = make_shell(repo, agent, config, gates)
-        run = shell.send(run_id, lambda r: ev.GateApproved(key=f"{r.id}/approve/{r.version}", at=now(), note=note))
-        emit_run(run, shell, as_json)
+        continue_run(run_id, repo, agent, config, gates, as_json, ev.GateApproved, note=note)
 
     @cli.command("amend")
     def amend(
@@ -201,9 +213,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Refuse the gate with amendments: the node runs again (no visit spent)."""
-        shell = make_shell(repo, agent, config, gates)
-        run = shell.send(run_id, lambda r: ev.GateAmended(key=f"{r.id}/amend/{r.version}", at=now(), note=note))
-        emit_run(run, shell, as_json)
+        continue_run(run_id, repo, agent, config, gates, as_json, ev.GateAmended, note=note)
 
     @cli.command("answer")
     def answer(
@@ -216,9 +226,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Answer the questions of a run that waits for input."""
-        shell = make_shell(repo, agent, config, gates)
-        run = shell.send(run_id, lambda r: ev.InputAnswered(key=f"{r.id}/answer/{r.version}", at=now(), text=text))
-        emit_run(run, shell, as_json)
+        continue_run(run_id, repo, agent, config, gates, as_json, ev.InputAnswered, text=text)
 
     @cli.command("route")
     def route(
@@ -231,9 +239,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Route a stopped run on a verdict of your choice from its current stage."""
-        shell = make_shell(repo, agent, config, gates)
-        run = shell.send(run_id, lambda r: ev.RouteChosen(key=f"{r.id}/route/{r.version}", at=now(), verdict=verdict))
-        emit_run(run, shell, as_json)
+        continue_run(run_id, repo, agent, config, gates, as_json, ev.RouteChosen, verdict=verdict)
 
     register_reports(cli)
 
