@@ -19,14 +19,20 @@ class Record(BaseModel):
 
     def but(self, **changes: Any) -> Self:
         """A shallow copy with ``changes`` applied (no validation)."""
-        copy = self.__class__.__new__(self.__class__)
-        object.__setattr__(copy, "__dict__", {**self.__dict__, **changes})
-        object.__setattr__(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__ | changes.keys())
-        object.__setattr__(copy, "__pydantic_extra__", None)
-        object.__setattr__(copy, "__pydantic_private__", None)
+        copy = _new(self.__class__)
+        _set(copy, "__dict__", {**self.__dict__, **changes})
+        _set(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__)
+        _set(copy, "__pydantic_extra__", None)
+        _set(copy, "__pydantic_private__", None)
         return copy
 
     def set(self, **changes: Any) -> None:
-        """Change fields in place: only for a copy a transition owns (see ``flow.Transition``)."""
+        """Change fields in place: only for a copy a transition owns (see ``flow.Transition``).
+
+        The set of fields "explicitly set" is not maintained: nothing in Interlock dumps with
+        ``exclude_unset``, and journals are written with every field."""
         self.__dict__.update(changes)
-        self.__pydantic_fields_set__.update(changes)
+
+
+_new = object.__new__
+_set = object.__setattr__
