@@ -28,17 +28,28 @@ Handler = Callable[[Delivery], Outcome]
 class Router:
     def __init__(self, app_slug: str | None = None) -> None:
         self.handlers: dict[tuple[str, str | None], Handler] = {}
+        self.inline: set[Handler] = set()
         self.app_slug = app_slug
 
-    def on(self, event: str, action: str | None = None) -> Callable[[Handler], Handler]:
+    def on(self, event: str, action: str | None = None, *, inline: bool = False) -> Callable[[Handler], Handler]:
+        """Register a handler. ``inline`` handlers do no I/O and run on the event loop; the others run in a
+        worker thread under the service's deadline."""
+
         def register(handler: Handler) -> Handler:
             key = (event, action)
             if key in self.handlers:
                 raise ValueError(f"a handler for {event}.{action} is already registered")
             self.handlers[key] = handler
+            if inline:
+                self.inline.add(handler)
             return handler
 
         return register
+
+    def needs_worker(self, delivery: Delivery) -> bool:
+        """Whether dispatching ``delivery`` may block: only a registered, non-inline handler for it may."""
+        handler = None if self.is_own(delivery) else self.handler_for(delivery)
+        return handler is not None and handler not in self.inline
 
     def handler_for(self, delivery: Delivery) -> Handler | None:
         return self.handlers.get((delivery.event, delivery.action)) or self.handlers.get((delivery.event, None))
@@ -60,14 +71,14 @@ def default_router(app_slug: str | None = None) -> Router:
     """The handlers that need no GitHub call: the ping a new webhook receives, and installation events."""
     router = Router(app_slug)
 
-    @router.on("ping")
+    @router.on("ping", inline=True)
     def ping(delivery: Delivery) -> Outcome:
         log.info("ping %s: %s", delivery.delivery_id, delivery.payload.get("zen", ""))
         return Outcome.HANDLED
 
     for event in ("installation", "installation_repositories"):
 
-        @router.on(event)
+        @router.on(event, inline=True)
         def installation(delivery: Delivery) -> Outcome:
             log.info("installation event %s by %s", delivery.describe(), delivery.sender)
             return Outcome.HANDLED

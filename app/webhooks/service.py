@@ -123,7 +123,10 @@ def create_app(
         if delivery_id in recent:
             return answer(200, {"delivery": delivery_id, "outcome": Outcome.DUPLICATE}, event, started)
         try:
-            outcome = await asyncio.wait_for(run_in_threadpool(routes.dispatch, delivery), deadline_s)
+            if routes.needs_worker(delivery):
+                outcome = await asyncio.wait_for(run_in_threadpool(routes.dispatch, delivery), deadline_s)
+            else:
+                outcome = routes.dispatch(delivery)  # ignored, own, or an inline handler: no thread needed
         except TimeoutError:
             log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())
             return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, event, started)
