@@ -42,6 +42,7 @@ from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json
 
 MAX_RETRIES = 10
+UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
 CONFIG_TTL_S = 60.0
 CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
 GRAPH_CACHE: dict[str, Graph] = {}
@@ -158,18 +159,31 @@ class GitHubRuns:
     ) -> Run:
         """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2). ``also`` names files
         of the state branch the event needs, read with the record in the same call."""
+        run, graph, effects, applied = self.record(run_id, make, files, also)
+        if not applied:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
+            return self.reconcile(run, graph)
+        return self.execute(run, graph, effects)
+
+    def record(
+        self,
+        run_id: str,
+        make: Callable[[Run], Event],
+        files: dict[str, bytes] | None = None,
+        also: tuple[str, ...] = (),
+    ) -> tuple[Run, Graph, list[Effect], bool]:
+        """The transition saved, effects not yet carried out: (run, graph, effects, whether it was new)."""
         graph: Graph | None = None
         for _ in range(MAX_RETRIES):
             current = self.store.load(run_id, also)
             graph = graph or self.graph_of(current)
             run, effects = step(current, make(current), graph)
-            if run is current:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
-                return self.reconcile(run, graph)
+            if run is current:
+                return run, graph, [], False
             try:
                 self.store.save(run, current.version, {**(files or {}), **self._files(run, effects)})
             except VersionConflict:
                 continue
-            return self.execute(run, graph, effects)
+            return run, graph, effects, True
         raise InterlockError(f"run {run_id}: gave up after {MAX_RETRIES} conflicting writes")
 
     def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
@@ -236,7 +250,7 @@ class GitHubRuns:
         body = f"Run `{run.id}` for #{run.links.get('issue', '?')}. Merging is a person's decision."
         created = self.api.create_pull(self.repo, run.branch, run.base, title, body, draft)
         links = {"pr": str(created["number"]), "pr_node": created["node_id"]}
-        return self.apply(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links))
+        return self.record(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links))[0]
 
     def _ready_pull(self, run: Run) -> Run:
         if "pr" not in run.links:
@@ -249,7 +263,9 @@ class GitHubRuns:
             self.api.request_reviewers(self.repo, int(run.links["pr"]), self.config().gatekeepers)
 
     def _file_request(self, run: Run, effect: FileRequest, issue: int) -> None:
-        body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._"
+        """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself."""
+        marker = UPSTREAM_MARKER.format(run_id=run.id, repo=self.repo)
+        body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._\n{marker}"
         try:
             created = self.api.create_issue(effect.target, effect.title, body)
             note = f"Filed the upstream request {created['url'] or effect.target} for this run."

@@ -23,6 +23,7 @@ from app.webhooks.delivery import Delivery, at, text_at
 from app.webhooks.router import Outcome, Router, default_router
 
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w.-]+)$")
+UPSTREAM = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
 JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+) \((?P<stage>[^)]+)\)")
 
 
@@ -53,7 +54,25 @@ class Handlers:
         router.on("pull_request_review", "submitted")(self.review_submitted)
         router.on("pull_request", "closed")(self.pull_closed)
         router.on("issue_comment", "created")(self.comment_created)
+        router.on("issues", "closed")(self.upstream_closed)
         return router
+
+    def upstream_closed(self, delivery: Delivery) -> Outcome:
+        """SPEC U3: an upstream request Interlock filed was closed — completed resumes the waiting run by
+        itself, not planned escalates it."""
+        found = UPSTREAM.search(text_at(delivery.payload, "issue", "body") or "")
+        if found is None or delivery.installation_id is None:
+            return Outcome.IGNORED
+        reason = text_at(delivery.payload, "issue", "state_reason") or "completed"
+        state = "done" if reason == "completed" else "rejected"
+        origin = GitHubRuns(self.app, delivery.installation_id, found.group("repo"), "main", self.library)
+        moment = when(text_at(delivery.payload, "issue", "closed_at"))
+        url = text_at(delivery.payload, "issue", "html_url")
+        return self._apply(
+            origin,
+            found.group("run"),
+            lambda run: ev.UpstreamChanged(key=delivery.delivery_id, at=moment, state=state, id=url),
+        )
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
         """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue."""

@@ -292,3 +292,31 @@ def test_a_lost_dispatch_is_sent_once_on_redelivery(world: World) -> None:
     assert world.deliver("issues", payload, delivery="label-1") is Outcome.HANDLED
     assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1"]
     assert world.deliver("issues", payload, delivery="label-2") is Outcome.IGNORED  # a new label event: one live run
+
+
+@pytest.mark.parametrize(("reason", "status"), [("completed", Status.RUNNING), ("not_planned", Status.ESCALATED)])
+def test_an_upstream_request_is_filed_and_its_closing_moves_the_run(world: World, reason: str, status: Status) -> None:
+    # SPEC V6, U3: the shell files the request; completed resumes the run by itself, not planned escalates it
+    _, issue = world.label()
+    answer = "I need a lib change.\n```request\nocto/lib\nAdd retries\nThe API flakes.\n```\nVERDICT: NEEDS_UPSTREAM"
+    world.job_done(issue, 1, "build", answer)
+    assert world.run(issue).status is Status.AWAITING_UPSTREAM
+    filed = world.fake.issues[0]
+    assert (filed["repo"], filed["title"]) == ("octo/lib", "Add retries") and "The API flakes." in filed["body"]
+    payload = example("issues", "reopened.payload.json")  # the corpus has no issues/closed example
+    payload["action"] = "closed"
+    payload["repository"] = {**payload["repository"], "full_name": "octo/lib"}
+    payload["issue"] = {
+        **payload["issue"],
+        "body": filed["body"],
+        "state": "closed",
+        "state_reason": reason,
+        "closed_at": "2099-01-03T00:00:00Z",
+    }
+    assert world.deliver("issues", payload) is Outcome.HANDLED
+    run = world.run(issue)
+    assert run.status is status
+    if status is Status.RUNNING:
+        assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1", "2"]
+    else:
+        assert run.reason.code.value == "upstream_rejected"
