@@ -101,6 +101,8 @@ class FakeGitHub:
             method, part = key.split(" ", 1)
             if queue and request.method == method and part in path:
                 status, headers = queue.pop(0)
+                if status == 0:
+                    raise httpx.ReadTimeout("injected timeout", request=request)
                 return httpx.Response(status, headers=headers, json={"message": f"injected {status}"})
         for method, pattern, handler in self.routes:
             match = pattern.fullmatch(path)

@@ -4,6 +4,7 @@ branch or installation) against the stand-in GitHub: the exact requests, and wha
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -124,8 +125,11 @@ class World:
 
 
 @pytest.fixture
-def world(settings: ServiceSettings) -> World:
-    return World(settings)
+def world(settings: ServiceSettings) -> Iterator[World]:
+    made = World(settings)
+    yield made
+    # every request any flow sent matches GitHub's own REST description (path, method, required fields)
+    assert made.fake.problems == []
 
 
 def test_label_starts_a_run_with_branch_journal_comment_and_job(world: World) -> None:
@@ -320,3 +324,27 @@ def test_an_upstream_request_is_filed_and_its_closing_moves_the_run(world: World
         assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1", "2"]
     else:
         assert run.reason.code.value == "upstream_rejected"
+
+
+def test_a_timeout_loses_no_transition_and_applies_none_twice(world: World) -> None:
+    # SPEC GH8, J2: the job completes, the save succeeds, the dispatch of the next job times out; the
+    # redelivery neither re-applies the transition nor forgets the job
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built")
+    world.review(issue, "approved")
+    record = {"seq": 2, "stage": "review", "status": "done", "answer": "VERDICT: FAIL", "commits": 0}
+    world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0002-review.json", json.dumps(record))
+    payload = example("workflow_run", "completed.payload.json")
+    payload["workflow_run"] = {
+        **payload["workflow_run"],
+        "display_title": f"interlock issue-{issue} mission 2 (review)",
+        "conclusion": "success",
+    }
+    world.fake.fail("POST", "/dispatches", 0)
+    with pytest.raises(Exception, match=r"(?i)timeout"):
+        world.deliver("workflow_run", payload, delivery="job-2")
+    version = world.run(issue).version
+    world.deliver("workflow_run", payload, delivery="job-2")
+    world.deliver("workflow_run", payload, delivery="job-2")
+    assert world.run(issue).version == version and world.run(issue).visits["build"] == 2
+    assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1", "2", "3"]
