@@ -168,6 +168,15 @@ class Installation:
         runs = data.get("workflow_runs", []) if isinstance(data, dict) else []
         return [str(run.get("display_title", "")) for run in runs if isinstance(run, dict)]
 
+    def review_comments(self, repo: str, number: int, review_id: int) -> list[str]:
+        """The inline comments of a review, as ``path:line: body`` lines (they are amendments too, SPEC GH5)."""
+        data = self.call("GET", f"/repos/{repo}/pulls/{number}/reviews/{review_id}/comments", missing_ok=True)
+        lines = []
+        for comment in data if isinstance(data, list) else []:
+            where = f"{comment.get('path', '?')}:{comment.get('line') or comment.get('original_line') or '?'}"
+            lines.append(f"- {where}: {str(comment.get('body', '')).strip()}")
+        return lines
+
     def create_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool) -> dict[str, Any]:
         data = self.call(
             "POST",

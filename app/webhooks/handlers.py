@@ -162,6 +162,10 @@ class Handlers:
             return Outcome.IGNORED
         note = text_at(delivery.payload, "review", "body") or ""
         submitted = when(text_at(delivery.payload, "review", "submitted_at"))
+        number, review_id = at(delivery.payload, "pull_request", "number"), at(delivery.payload, "review", "id")
+        if state == "changes_requested" and isinstance(number, int) and isinstance(review_id, int):
+            inline = runs.api.review_comments(runs.repo, number, review_id)
+            note = "\n".join(filter(None, [note, *inline]))
 
         def event(run: Run) -> ev.Event:
             if run.gate is not None and submitted < run.gate.opened_at:

@@ -58,9 +58,11 @@ class FakeGitHub:
             ("POST", re.compile(r"/api/graphql|/graphql"), self._graphql),
             ("GET", re.compile(r"/app/hook/deliveries"), self._deliveries),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/actions/runs"), self._workflow_runs),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews/(\d+)/comments"), self._review_comments),
             ("POST", re.compile(r"/app/hook/deliveries/(\d+)/attempts"), self._redeliver),
         ]
         self.hook_deliveries: list[dict[str, Any]] = []
+        self.review_notes: dict[int, list[dict[str, Any]]] = {}
         self.redelivered: list[int] = []
         self.pulls: dict[int, dict[str, Any]] = {}
         self.issues: list[dict[str, Any]] = []
@@ -249,6 +251,11 @@ class FakeGitHub:
                 text = self.trees[tree].get(path)
                 target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
         return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+
+    def _review_comments(
+        self, request: httpx.Request, body: Any, repo: str, number: str, review: str
+    ) -> httpx.Response:
+        return httpx.Response(200, json=self.review_notes.get(int(review), []))
 
     def _workflow_runs(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         branch = request.url.params.get("branch")

@@ -214,9 +214,13 @@ def test_changes_requested_amends_without_a_visit(world: World) -> None:
     # SPEC GH5, H3
     _, issue = world.label()
     world.job_done(issue, 1, "build", "built it")
+    review_id = example("pull_request_review", "submitted.payload.json")["review"]["id"]
+    world.fake.review_notes[review_id] = [{"path": "app.py", "line": 12, "body": "Handle None here."}]
     world.review(issue, "changes_requested", body="Use the new API.")
     run = world.run(issue)
     assert run.status is Status.RUNNING and run.visits == {"build": 1} and run.missions[-1].kind.value == "amend"
+    amendment = run.context.preamble[-1].text
+    assert "Use the new API." in amendment and "- app.py:12: Handle None here." in amendment
 
 
 def test_a_job_without_a_record_is_a_failed_mission(world: World) -> None:
