@@ -17,72 +17,14 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from app.engine.errors import GraphInvalid
 from app.engine.graph import END, RESERVED_VERDICTS, Edge, Graph, Node, Policy, distinct_labels
+from app.engine.issues import WARNING_CODES, Issue, IssueCode, Validation
 from app.engine.team import Team
-
-
-class IssueCode(StrEnum):
-    SCHEMA = "schema"
-    ENTRY_MISSING = "entry-missing"
-    ENTRY_UNKNOWN = "entry-unknown"
-    DUPLICATE_STAGE = "duplicate-stage"
-    RESERVED_NAME = "reserved-name"
-    BAD_MAX_VISITS = "bad-max-visits"
-    EDGE_FROM_UNKNOWN = "edge-from-unknown"
-    EDGE_TO_UNKNOWN = "edge-to-unknown"
-    EDGE_VERDICT_MISSING = "edge-verdict-missing"
-    DUPLICATE_VERDICT = "duplicate-verdict"
-    NO_TERMINATION = "no-termination"
-    CAPABILITY_UNCARRIED = "capability-uncarried"
-    UNREACHABLE_NODE = "unreachable-node"
-    TRAP_NODE = "trap-node"
-    POINTLESS_DECIDE = "pointless-decide"
-
-
-WARNING_CODES = frozenset(
-    {IssueCode.CAPABILITY_UNCARRIED, IssueCode.UNREACHABLE_NODE, IssueCode.TRAP_NODE, IssueCode.POINTLESS_DECIDE}
-)
-
-
-@dataclass(frozen=True)
-class Issue:
-    code: IssueCode
-    message: str
-    stage: str | None = None
-    edge: int | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return self.code not in WARNING_CODES
-
-    def to_json(self) -> dict[str, Any]:
-        return {"code": self.code.value, "stage": self.stage, "edge": self.edge, "message": self.message}
-
-
-@dataclass(frozen=True)
-class Validation:
-    """The outcome of validating one graph: every issue, and the graph itself when it has no error."""
-
-    issues: tuple[Issue, ...]
-    graph: Graph | None
-
-    @property
-    def errors(self) -> tuple[Issue, ...]:
-        return tuple(issue for issue in self.issues if issue.is_error)
-
-    @property
-    def warnings(self) -> tuple[Issue, ...]:
-        return tuple(issue for issue in self.issues if not issue.is_error)
-
-    @property
-    def valid(self) -> bool:
-        return self.graph is not None
 
 
 class _Header(BaseModel, strict=True, extra="forbid"):
@@ -452,3 +394,6 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return "a number"
     return names.get(type(value), type(value).__name__)
+
+
+__all__ = ["WARNING_CODES", "Issue", "IssueCode", "Validation", "parse_graph", "validate_graph"]

@@ -16,6 +16,7 @@ from app.engine import events as ev
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import MissionStatus, Run, Usage
 from app.github.client import GitHubApp
+from app.github.config import RepoConfig
 from app.github.runs import GitHubRuns, run_id_for
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
@@ -86,12 +87,8 @@ class Handlers:
             return Outcome.IGNORED
         user = delivery.sender or ""
         if not config.allows(runs.api.permission(runs.repo, user)):
-            runs.api.comment(
-                runs.repo,
-                issue,
-                f"@{user} only people with {config.permission} permission can "
-                f"start an Interlock run; nothing was started.",
-            )
+            refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
+            runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
         existing = runs.live_run(issue)
         if existing is not None and runs.is_live(existing):
@@ -99,11 +96,7 @@ class Handlers:
                 return Outcome.IGNORED  # SPEC GH1: one live run per issue
             runs.reconcile(existing, runs.graph_of(existing))  # the redelivery of the start that failed midway
             return Outcome.HANDLED
-        labels = [text_at(item, "name") or "" for item in at(delivery.payload, "issue", "labels") or []]
-        chosen = next(
-            (name[len(config.graph_label_prefix) :] for name in labels if name.startswith(config.graph_label_prefix)),
-            config.default_graph,
-        )
+        chosen = graph_label(delivery, runs.config())
         graph, errors = runs.graph_named(chosen)
         if graph is None or errors:
             listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
@@ -222,6 +215,13 @@ class Handlers:
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
         return Outcome.HANDLED
+
+
+def graph_label(delivery: Delivery, config: RepoConfig) -> str:
+    """The graph a ``graph:<name>`` label of the issue names, else the configured default (SPEC GH1)."""
+    prefix = config.graph_label_prefix
+    labels = [text_at(item, "name") or "" for item in at(delivery.payload, "issue", "labels") or []]
+    return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), config.default_graph)
 
 
 def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.MissionFinished:
