@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -56,7 +57,7 @@ class RunBusy(InterlockError):
 
 
 class Progress:
-    """Plain progress lines with elapsed time; quiet when asked."""
+    """Progress lines with the run's elapsed time; on a terminal, a live line while a mission runs."""
 
     def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
@@ -66,6 +67,31 @@ class Progress:
     def line(self, text: str) -> None:
         if not self.quiet:
             print(f"{time.monotonic() - self.started:7.1f}s  {text}", file=self.stream, flush=True)
+
+    @contextmanager
+    def running(self, text: str) -> Iterator[None]:
+        """A line that counts the seconds while ``text`` goes on (terminals only; plain lines elsewhere)."""
+        self.line(f"{text} started")
+        if self.quiet or not self.stream.isatty():
+            yield
+            return
+        from rich.console import Console
+
+        began = time.monotonic()
+        with Console(file=self.stream).status(text) as status:
+            stop = threading.Event()
+
+            def tick() -> None:
+                while not stop.wait(0.5):
+                    status.update(f"{text} — {time.monotonic() - began:.0f}s")
+
+            ticker = threading.Thread(target=tick, daemon=True)
+            ticker.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                ticker.join()
 
 
 def graph_path(run_id: str) -> str:
@@ -182,8 +208,8 @@ class LocalShell:
     def _mission(self, run: Run, effect: DispatchMission) -> missions.Done:
         if self.store.load(run.id).stop_requested:
             return missions.skipped(run, effect)
-        self.progress.line(f"{effect.stage} · mission #{effect.seq} ({effect.kind.value}) started")
-        return missions.run_mission(self.repo, run, effect, self.config)
+        with self.progress.running(f"{effect.stage} · mission #{effect.seq} ({effect.kind.value})"):
+            return missions.run_mission(self.repo, run, effect, self.config)
 
     def _gate(self, run: Run, effect: OpenGate) -> missions.Done | None:
         self.progress.line(f"{effect.stage} · gate open: {effect.verdict} waits for a person")
