@@ -64,24 +64,31 @@ def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> t
 
 
 def apply_charge(ledger: Ledger, charge: Charge) -> Ledger:
-    line = ledger.by_category.get(charge.category, Totals())
-    line = line.but(
-        attempts=line.attempts + charge.attempts,
-        calls=line.calls + charge.calls,
-        units=line.units + charge.units,
-    )
-    return ledger.but(
-        attempts=ledger.attempts + charge.attempts,
-        calls=ledger.calls + charge.calls,
-        units=ledger.units + charge.units,
-        by_category={**ledger.by_category, charge.category: line},
-    )
+    """The ledger with ``charge`` added (a new ledger; the one given is unchanged)."""
+    copy, line = _copy_with_line(ledger, charge.category)
+    add_charge(copy, line, charge)
+    return copy
 
 
 def record_usage(ledger: Ledger, category: Category, usage: Usage, accepted: bool) -> Ledger:
-    """Add what an agent reported, and count the result if the engine accepted it."""
-    line = ledger.by_category.get(category, Totals())
-    line = line.but(
+    """The ledger with what an agent reported, and the result counted if the engine accepted it."""
+    copy, line = _copy_with_line(ledger, category)
+    add_usage(copy, line, usage, accepted)
+    return copy
+
+
+def add_charge(ledger: Ledger, line: Totals, charge: Charge) -> None:
+    """Charge in place, on a ledger and category line the caller owns (a transition's own copies)."""
+    ledger.set(
+        attempts=ledger.attempts + charge.attempts, calls=ledger.calls + charge.calls, units=ledger.units + charge.units
+    )
+    line.set(attempts=line.attempts + charge.attempts, calls=line.calls + charge.calls, units=line.units + charge.units)
+
+
+def add_usage(ledger: Ledger, line: Totals, usage: Usage, accepted: bool) -> None:
+    """Record usage in place, on a ledger and category line the caller owns."""
+    ledger.set(accepted=ledger.accepted + int(accepted))
+    line.set(
         accepted=line.accepted + int(accepted),
         input_tokens=line.input_tokens + usage.input_tokens,
         output_tokens=line.output_tokens + usage.output_tokens,
@@ -89,10 +96,11 @@ def record_usage(ledger: Ledger, category: Category, usage: Usage, accepted: boo
         seconds=line.seconds + usage.seconds,
         estimated=line.estimated or usage.estimated,
     )
-    return ledger.but(
-        accepted=ledger.accepted + int(accepted),
-        by_category={**ledger.by_category, category: line},
-    )
+
+
+def _copy_with_line(ledger: Ledger, category: Category) -> tuple[Ledger, Totals]:
+    line = (ledger.by_category.get(category) or Totals()).but()
+    return ledger.but(by_category={**ledger.by_category, category: line}), line
 
 
 def arm(ledger: Ledger) -> Window:

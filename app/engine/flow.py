@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
-from app.engine.budget import CATEGORY_OF, apply_charge, charge_for, record_usage, refusal
+from app.engine.base import Record
+from app.engine.budget import CATEGORY_OF, add_charge, add_usage, charge_for, refusal
 from app.engine.context import add_note, add_routing_line, fence
 from app.engine.contract import ContractKind, reserved_verdicts_text, selection_text, verdict_contract
 from app.engine.decision import render_decision
@@ -32,20 +34,24 @@ from app.engine.graph import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
 from app.engine.record import (
     HOP_WINDOW,
     MISSION_WINDOW,
+    Category,
     Gate,
     Hop,
+    Ledger,
     MissionKind,
     MissionSummary,
     Reason,
     ReasonCode,
     Run,
     Status,
+    Totals,
     Upstream,
     Usage,
     Waiting,
 )
 from app.engine.verdict import Routing, reask_note, request_block, route_verdict
 
+R = TypeVar("R", bound=Record)
 RECAP_HOPS = 12
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
 
@@ -63,9 +69,39 @@ class Transition:
     at: datetime
     git: GitState | None = None
     effects: list[Effect] = field(default_factory=list)
+    owned: set[int] = field(default_factory=set)  # ids of the objects this transition made and may change
 
     def __post_init__(self) -> None:
         self.run = self.run.but()
+
+    def own(self, record: R) -> R:
+        """``record`` itself if this transition made it, else a copy it then owns: changed in place, never
+        the input run's objects."""
+        if id(record) in self.owned:
+            return record
+        copy = record.but()
+        self.owned.add(id(copy))
+        return copy
+
+    def ledger_line(self, category: Category) -> tuple[Ledger, Totals]:
+        """The run's ledger and one of its category lines, owned by this transition."""
+        ledger = self.run.ledger
+        if id(ledger) not in self.owned:
+            ledger = self.own(ledger)
+            ledger.set(by_category=dict(ledger.by_category))
+            self.update(ledger=ledger)
+        line = ledger.by_category.get(category)
+        owned = self.own(line) if line is not None else self.own(Totals())
+        ledger.by_category[category] = owned
+        return ledger, owned
+
+    def missions(self) -> list[MissionSummary]:
+        """The run's mission summaries as a list this transition owns."""
+        if id(self.run.missions) not in self.owned:
+            missions = list(self.run.missions)
+            self.owned.add(id(missions))
+            self.update(missions=missions)
+        return self.run.missions
 
     def update(self, **fields: object) -> None:
         self.run.set(**fields)
@@ -159,18 +195,27 @@ def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
     seq = t.run.mission_count + 1
     summary = MissionSummary(seq=seq, stage=t.run.stage, visit=t.run.visits.get(t.run.stage, 0), kind=kind)
     missions = [*t.run.missions, summary][-MISSION_WINDOW:]
-    t.update(ledger=apply_charge(t.run.ledger, cost), missions=missions, mission_count=seq)
+    t.owned.update((id(missions), id(summary)))
+    ledger, line = t.ledger_line(cost.category)
+    add_charge(ledger, line, cost)
+    t.update(missions=missions, mission_count=seq)
     return seq
 
 
 def settle(t: Transition, seq: int, **fields: object) -> None:
     """Update the summary of mission ``seq`` (status, verdict, usage...)."""
-    missions = [m.but(**fields) if m.seq == seq else m for m in t.run.missions]
-    t.update(missions=missions)
+    missions = t.missions()
+    for index in range(len(missions) - 1, -1, -1):
+        if missions[index].seq == seq:
+            summary = t.own(missions[index])
+            summary.set(**fields)
+            missions[index] = summary
+            return
 
 
 def spend(t: Transition, kind: MissionKind, usage: Usage, accepted: bool = False) -> None:
-    t.update(ledger=record_usage(t.run.ledger, CATEGORY_OF[kind], usage, accepted))
+    ledger, line = t.ledger_line(CATEGORY_OF[kind])
+    add_usage(ledger, line, usage, accepted)
 
 
 def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: str) -> None:
