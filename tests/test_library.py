@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from app.engine.contract import ContractKind, verdict_contract
+from app.engine.errors import GraphInvalid
 from app.engine.graph import END
 from app.engine.schema import graph_json_schema
 from app.graphset import graph_files, load_graph, load_graphset
@@ -90,3 +91,16 @@ def test_release_gates_before_the_end() -> None:
     graph = load_graphset(GRAPHS / "operations")["release"]
     last = next(e.source for e in graph.edges if e.target == END)
     assert graph.node(last).human_gate
+
+
+def test_graphsets_are_folders_of_graphs_with_unique_names(tmp_path: Path) -> None:
+    # SPEC U2: graphs live in graphsets (folders of graph files); one name means one graph
+    graphs = load_graphset(GRAPHS)
+    assert {"feature", "bugfix", "triage", "release", "supervision", "quote-edit"} <= set(graphs)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    feature = (GRAPHS / "delivery" / "feature.json").read_text()
+    (tmp_path / "a" / "feature.json").write_text(feature)
+    (tmp_path / "b" / "copy.json").write_text(feature)
+    with pytest.raises(GraphInvalid, match="graph name 'feature' is also used by"):
+        load_graphset(tmp_path)
