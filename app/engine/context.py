@@ -85,15 +85,25 @@ def compact_context(context: Context) -> Context:
     Results past the cut tier keep their header and routing lines only; they move to ``history`` as plain
     lines, so what every later transition carries for them is a line, not a record.
     """
+    copy = context.but(results=list(context.results))
+    return copy if compact_into(copy) else context
+
+
+def compact_into(context: Context) -> bool:
+    """Compaction in place, on a context whose ``results`` list the caller owns; True if anything changed."""
     tiers = context.tiers
-    split = max(len(context.results) - tiers.intact - tiers.cut, 0)
-    older, recent = context.results[:split], context.results[split:]
-    cut_until = max(len(recent) - tiers.intact, 0)
-    results = [_cut(r, tiers.cut_bytes) if i < cut_until else r for i, r in enumerate(recent)]
-    if not older and all(new is old for new, old in zip(results, recent, strict=True)):
-        return context
-    history = [*context.history, *(_history_line(result) for result in older)]
-    return context.but(results=results, history=history)
+    results = context.results
+    split = max(len(results) - tiers.intact - tiers.cut, 0)
+    changed = False
+    if split:
+        context.set(history=[*context.history, *(_history_line(result) for result in results[:split])])
+        del results[:split]
+        changed = True
+    for index in range(max(len(results) - tiers.intact, 0)):
+        if results[index].tier == "intact":
+            results[index] = _cut(results[index], tiers.cut_bytes)
+            changed = True
+    return changed
 
 
 def _history_line(result: Result) -> str:

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from app.engine.base import Record
 from app.engine.budget import CATEGORY_OF, add_charge, add_usage, charge_for, refusal
-from app.engine.context import add_note, add_routing_line, fence
+from app.engine.context import Context, Result, add_note, add_routing_line, compact_into, fence
 from app.engine.contract import ContractKind, reserved_verdicts_text, selection_text, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.effects import (
@@ -94,6 +94,31 @@ class Transition:
         owned = self.own(line) if line is not None else self.own(Totals())
         ledger.by_category[category] = owned
         return ledger, owned
+
+    def context(self) -> Context:
+        """The run's context, owned, with its own list of results: results and lines are added in place."""
+        if id(self.run.context) not in self.owned:
+            context = self.own(self.run.context)
+            context.set(results=list(context.results))
+            self.update(context=context)
+        return self.run.context
+
+    def add_result(self, result: Result) -> None:
+        """Append a mission's result and compact right after (SPEC C2, C3)."""
+        context = self.context()
+        self.owned.add(id(result))
+        context.results.append(result)
+        compact_into(context)
+
+    def add_line(self, line: str) -> None:
+        """A routing line on the newest result, kept through every compaction (SPEC C3)."""
+        context = self.context()
+        if not context.results:
+            self.update(context=add_routing_line(context, line))
+            return
+        last = self.own(context.results[-1])
+        last.set(routing=[*last.routing, line])
+        context.results[-1] = last
 
     def missions(self) -> list[MissionSummary]:
         """The run's mission summaries as a list this transition owns."""
@@ -240,7 +265,7 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         return
     if node.human_gate:
         t.emit(PostMessage("autopilot", f"Autopilot passed the gate of `{node.stage}` on {routing.verdict}."))
-        t.update(context=add_routing_line(t.run.context, f"gate of {node.stage} passed by autopilot"))
+        t.add_line(f"gate of {node.stage} passed by autopilot")
     follow(t, routing.edge)
 
 
@@ -274,9 +299,8 @@ def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
     path = [*t.run.path, hop][-HOP_WINDOW:]
     t.update(hop_count=t.run.hop_count + 1)
     recap = " → ".join(f"{h.stage}:{h.verdict}" for h in path[-RECAP_HOPS:])
-    t.update(
-        path=path, recap=recap, context=add_routing_line(t.run.context, f"VERDICT: {edge.verdict} → {edge.target}")
-    )
+    t.update(path=path, recap=recap)
+    t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
     node = t.graph.node(stage) if t.graph.has_stage(stage) else None
     if node is not None and node.event and edge.verdict.upper() == PASS:
         t.emit(EmitEvent(node.event, stage))

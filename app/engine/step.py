@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.engine.budget import arm
-from app.engine.context import Context, Result, add_note, add_routing_line, append_result
+from app.engine.context import Context, Result, add_note
 from app.engine.effects import Effect, Finish, PostMessage
 from app.engine.errors import EventRejected, RunFinished, StaleEvent
 from app.engine.events import (
@@ -169,7 +169,7 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
     else:
         verdict = parse_verdict(event.answer)
     if waiting.kind is MissionKind.REASK:
-        t.update(context=add_routing_line(t.run.context, f"re-ask answered: VERDICT: {verdict or '(none)'}"))
+        t.add_line(f"re-ask answered: VERDICT: {verdict or '(none)'}")
     else:
         result = Result(
             seq=event.seq,
@@ -178,16 +178,12 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
             kind=waiting.kind.value,
             body=event.answer,
         )
-        t.update(context=append_result(t.run.context, result))
+        t.add_result(result)
     reserved = (verdict or "").upper() in (NEEDS_INPUT, NEEDS_UPSTREAM)
     if node.requires_changes and event.commits == 0 and waiting.kind is not MissionKind.REASK and not reserved:
         settle(t, event.seq, verdict=verdict)
-        t.update(
-            waiting=None,
-            context=add_routing_line(
-                t.run.context, f"no new commit at {node.stage}: attempt not accepted, stage re-entered"
-            ),
-        )
+        t.update(waiting=None)
+        t.add_line(f"no new commit at {node.stage}: attempt not accepted, stage re-entered")
         enter(t, node.stage)
         return
     if node.decides and waiting.kind is not MissionKind.REASK and not reserved:
@@ -250,7 +246,8 @@ def on_gate_approved(t: Transition, event: GateApproved) -> None:
     gate = t.run.gate
     assert gate is not None
     note_person(t, f"Gate approved at {gate.stage} by {event.by or 'a person'}", event.note)
-    t.update(status=Status.RUNNING, context=add_routing_line(t.run.context, f"gate of {gate.stage} approved"))
+    t.update(status=Status.RUNNING)
+    t.add_line(f"gate of {gate.stage} approved")
     edge = route_verdict(t.graph, gate.stage, gate.verdict).edge
     assert edge is not None
     follow(t, edge, by=event.by or "gate")
@@ -264,8 +261,8 @@ def on_gate_amended(t: Transition, event: GateAmended) -> None:
     t.update(
         gate=None,
         status=Status.RUNNING,
-        context=add_routing_line(t.run.context, f"gate of {gate.stage}: changes requested"),
     )
+    t.add_line(f"gate of {gate.stage}: changes requested")
     dispatch(t, MissionKind.AMEND, note=event.note)
 
 
@@ -329,7 +326,7 @@ def on_deliver(t: Transition, event: Deliver) -> None:
     if t.run.status not in RESUMABLE:
         raise _reject(t, event, "only a stopped, failed, escalated or waiting run can be delivered by hand")
     _rearm(t)
-    t.update(context=add_routing_line(t.run.context, f"delivered by {event.by or 'a person'}"))
+    t.add_line(f"delivered by {event.by or 'a person'}")
     reach_end(t)
 
 
