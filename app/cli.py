@@ -8,6 +8,7 @@ one); an unexpected failure says so in one line and exits 70.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -126,6 +127,7 @@ def serve(
     from app.webhooks.settings import settings_from_env
 
     settings = settings_from_env()
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level)
 
 

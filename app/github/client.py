@@ -158,6 +158,13 @@ class Installation:
         run_id = data.get("workflow_run_id") if isinstance(data, dict) else None
         return run_id if isinstance(run_id, int) else None
 
+    def add_labels(self, repo: str, issue: int, labels: list[str]) -> None:
+        self.call("POST", f"/repos/{repo}/issues/{issue}/labels", json={"labels": labels})
+
+    def remove_label(self, repo: str, issue: int, label: str) -> None:
+        """Remove a label; one that is not there (404) is fine."""
+        self.call("DELETE", f"/repos/{repo}/issues/{issue}/labels/{label}", missing_ok=True)
+
     def dispatched_titles(self, repo: str, branch: str) -> list[str]:
         """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
         data = self.call(

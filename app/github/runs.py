@@ -23,6 +23,7 @@ from app.engine.effects import (
     EmitEvent,
     Escalate,
     FileRequest,
+    Finish,
     OpenGate,
     OpenPullRequest,
     PostMessage,
@@ -42,6 +43,7 @@ from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json
 
 MAX_RETRIES = 10
+RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
 UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
 CONFIG_TTL_S = 60.0
 CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
@@ -115,6 +117,7 @@ class GitHubRuns:
         run, effects = step(None, event, graph)
         files = {GRAPH_PATH.format(run_id=run_id): encode_json(graph.to_json()), **self._files(run, effects)}
         self.store.save(run, None, files, message=f"interlock: start run {run_id} on {graph.name}")
+        self.api.add_labels(self.repo, issue, [RUNNING_LABEL])
         return self.execute(run, graph, effects)
 
     def _create_run_branch(self, branch: str, base: str, title: str) -> None:
@@ -212,6 +215,9 @@ class GitHubRuns:
                 self._file_request(run, effect, issue)
             elif isinstance(effect, EmitEvent):
                 self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
+            elif isinstance(effect, Finish) and issue:
+                self.api.remove_label(self.repo, issue, RUNNING_LABEL)
+                self.api.add_labels(self.repo, issue, [f"interlock:{effect.status.value}"])
         self._edit_status(run, graph, jobs)
         return run
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import respx
 
 from tests.github.openapi import problems
 
@@ -54,6 +55,8 @@ class FakeGitHub:
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/pulls"), self._create_pull),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/requested_reviewers"), self._reviewers),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues"), self._create_issue),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/labels"), self._add_labels),
+            ("DELETE", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/labels/(.+)"), self._remove_label),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/dispatches"), self._repository_dispatch),
             ("POST", re.compile(r"/api/graphql|/graphql"), self._graphql),
             ("GET", re.compile(r"/app/hook/deliveries"), self._deliveries),
@@ -62,6 +65,7 @@ class FakeGitHub:
             ("POST", re.compile(r"/app/hook/deliveries/(\d+)/attempts"), self._redeliver),
         ]
         self.hook_deliveries: list[dict[str, Any]] = []
+        self.labels: dict[tuple[str, int], list[str]] = {}
         self.review_notes: dict[int, list[dict[str, Any]]] = {}
         self.redelivered: list[int] = []
         self.pulls: dict[int, dict[str, Any]] = {}
@@ -70,7 +74,11 @@ class FakeGitHub:
 
     # -- set-up -------------------------------------------------------------------------------------
     def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self.handle)
+        """An httpx transport whose requests a respx router hands to this stand-in (``self.router.calls``
+        records them too)."""
+        self.router = respx.Router(base_url="http://github.test", assert_all_called=False)
+        self.router.route().mock(side_effect=self.handle)
+        return httpx.MockTransport(self.router.handler)
 
     def seed_branch(self, repo: str, branch: str, files: dict[str, str]) -> str:
         tree = self._store_tree(dict(files))
@@ -251,6 +259,18 @@ class FakeGitHub:
                 text = self.trees[tree].get(path)
                 target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
         return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+
+    def _add_labels(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
+        current = self.labels.setdefault((repo, int(issue)), [])
+        current += [label for label in body["labels"] if label not in current]
+        return httpx.Response(200, json=[{"name": label} for label in current])
+
+    def _remove_label(self, request: httpx.Request, body: Any, repo: str, issue: str, label: str) -> httpx.Response:
+        current = self.labels.get((repo, int(issue)), [])
+        if label not in current:
+            return httpx.Response(404, json={"message": "Label does not exist"})
+        current.remove(label)
+        return httpx.Response(200, json=[{"name": name} for name in current])
 
     def _review_comments(
         self, request: httpx.Request, body: Any, repo: str, number: str, review: str

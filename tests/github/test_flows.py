@@ -205,8 +205,10 @@ def test_job_gate_review_and_merge(world: World) -> None:
         "merged": True,
         "head": {**payload["pull_request"]["head"], "ref": run.branch},
     }
+    assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
     assert world.deliver("pull_request", payload) is Outcome.HANDLED
     assert world.run(issue).status is Status.DONE
+    assert world.fake.labels[(REPO, issue)] == ["interlock:done"]  # the issue list shows how runs ended
     assert world.fake.problems == []
 
 

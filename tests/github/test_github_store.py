@@ -89,6 +89,15 @@ def test_server_errors_and_rate_limits_are_retried(fake: FakeGitHub, settings: S
     assert fake.calls().count("POST /repos/octo/app/git/refs") == 1
 
 
+def test_a_429_with_retry_after_is_waited_for_and_retried(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    # SPEC GH8: primary and secondary rate limits answer 429 (or 403) with retry-after; the call is retried
+    _, store = store_for(fake, settings)
+    fake.fail("POST", "/git/refs", 429, headers={"retry-after": "1"})
+    store.save(advanced(0).run, None)
+    assert fake.calls().count("POST /repos/octo/app/git/refs") == 2 and store.load("run-1").version == 1
+    assert len(fake.router.calls) == len(fake.requests)
+
+
 def test_a_lasting_failure_is_an_error_and_leaves_the_old_record(fake: FakeGitHub, settings: ServiceSettings) -> None:
     _, store = store_for(fake, settings)
     store.save(advanced(0).run, None)
