@@ -298,7 +298,8 @@ def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by)
     path = [*t.run.path, hop][-HOP_WINDOW:]
     t.update(hop_count=t.run.hop_count + 1)
-    recap = " → ".join(f"{h.stage}:{h.verdict}" for h in path[-RECAP_HOPS:])
+    earlier = t.run.recap.split(" → ")[-(RECAP_HOPS - 1) :] if t.run.recap else []
+    recap = " → ".join([*earlier, f"{stage}:{edge.verdict}"])
     t.update(path=path, recap=recap)
     t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
     node = t.graph.node(stage) if t.graph.has_stage(stage) else None
