@@ -107,20 +107,27 @@ def _run_check(call: AgentCall, command: str) -> AgentOutcome:
     )
 
 
-def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) -> Done:
-    agent = agent_from_spec(config.decide or config.agent)
-    call = AgentCall(
-        prompt=effect.prompt,
+def _side_call(
+    run: Run, stage: str, seq: int, prompt: str, kind: MissionKind, workdir: Path, timeout_s: float
+) -> AgentCall:
+    """A call that is not a mission of the node (a decision, advice): same protocol, its own kind."""
+    return AgentCall(
+        prompt=prompt,
         workdir=workdir,
         run_id=run.id,
-        stage=effect.stage,
-        capability="decide",
-        visit=run.visits.get(effect.stage, 0),
-        mission=effect.seq,
-        kind=MissionKind.DECIDE,
-        timeout_s=min(config.timeout_s, 300),
+        stage=stage,
+        capability=kind.value,
+        visit=run.visits.get(stage, 0),
+        mission=seq,
+        kind=kind,
+        timeout_s=timeout_s,
     )
-    outcome = agent.run(call)
+
+
+def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) -> Done:
+    agent = agent_from_spec(config.decide or config.agent)
+    timeout = min(config.timeout_s, 300)
+    outcome = agent.run(_side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout))
     answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
     record = _record(run, effect.seq, effect.stage, MissionKind.DECIDE, effect.prompt, outcome)
     event = DecisionReturned(key=effect.key, at=now(), seq=effect.seq, answer=answer, usage=outcome.usage)
@@ -131,17 +138,7 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
     """Ask the advisor once; off, slow or unparseable means no advice, and the default stands (SPEC E4)."""
     advice, instruction, usage = None, "", Usage()
     if config.advisor:
-        call = AgentCall(
-            prompt=effect.question,
-            workdir=workdir,
-            run_id=run.id,
-            stage=effect.stage,
-            capability="advisor",
-            visit=run.visits.get(effect.stage, 0),
-            mission=effect.seq,
-            kind=MissionKind.ADVISOR,
-            timeout_s=60,
-        )
+        call = _side_call(run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, 60)
         outcome = agent_from_spec(config.advisor).run(call)
         usage = outcome.usage
         words = outcome.answer.strip().split(maxsplit=1) if outcome.status is MissionStatus.DONE else []
