@@ -285,5 +285,5 @@ def register_reports(cli: typer.Typer) -> None:
         """A run's ledger by category; estimates are labelled."""
         run = make_shell(repo, None, None, GateMode.STOP).store.load(run_id)
         typer.echo(
-            json.dumps(run.ledger.model_dump(mode="json"), indent=2) if as_json else render_money(money_rows(run))
+            json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run))
         )

@@ -66,7 +66,7 @@ class CommandAgent:
         answer, usage, session, model = self.parse(stdout, call, scratch)
         file_usage, file_model, file_session, problem = read_usage(usage_file)
         usage = usage or file_usage
-        usage = usage.model_copy(update={"seconds": usage.seconds or round(elapsed, 3)})
+        usage = usage.but(seconds=usage.seconds or round(elapsed, 3))
         if timed_out:
             status = MissionStatus.TIMEOUT
         elif code is None or code < 0:

@@ -102,7 +102,7 @@ class ChatAgent:
             answer, usage, model = self.read(response.json())
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
-        usage = usage.model_copy(update={"seconds": round(elapsed, 3)})
+        usage = usage.but(seconds=round(elapsed, 3))
         return base.with_(status=MissionStatus.DONE, answer=answer, usage=usage, model=model or self.model)
 
 

@@ -75,11 +75,9 @@ class CodexAgent(CommandAgent):
             session = event.get("thread_id") or event.get("session_id") or session
             found = event.get("usage")
             if isinstance(found, dict):
-                usage = usage.model_copy(
-                    update={
-                        "input_tokens": usage.input_tokens + _int(found.get("input_tokens")),
-                        "output_tokens": usage.output_tokens + _int(found.get("output_tokens")),
-                    }
+                usage = usage.but(
+                    input_tokens=usage.input_tokens + _int(found.get("input_tokens")),
+                    output_tokens=usage.output_tokens + _int(found.get("output_tokens")),
                 )
             item = event.get("item")
             if isinstance(item, dict) and isinstance(item.get("text"), str):

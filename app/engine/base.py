@@ -1,38 +1,56 @@
-"""The base of the engine's journal models: pydantic at the boundary, cheap copies inside.
+"""The base of the engine's journal records: plain dataclasses inside, pydantic only at the journal boundary.
 
-A transition copies records field by field many times; pydantic's ``model_copy`` costs microseconds each
-time. ``but`` makes the same shallow copy without validation — safe because the engine only ever writes
-values of the right type that it built itself, and every record read from a journal is validated there.
+A transition builds and copies records many times; a pydantic model validates on every construction and
+costs microseconds each time, which is most of a transition's budget. Records are therefore plain
+dataclasses that the engine builds from values of the right type; a record read from a journal is
+validated there, once, through ``journal_adapter`` (unknown keys refused, so a journal written by a newer
+version is noticed rather than misread).
 """
 
 from __future__ import annotations
 
-from typing import Any, Self
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self, dataclass_transform
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, TypeAdapter
 
 
-class Record(BaseModel):
-    """Unknown keys refused, so a journal written by a newer version is noticed rather than misread."""
+@dataclass_transform(kw_only_default=True, field_specifiers=(field,))
+class Record:
+    """Subclasses are keyword-only dataclasses; pydantic reads ``__pydantic_config__`` when validating."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        dataclass(kw_only=True)(cls)
 
     def but(self, **changes: Any) -> Self:
         """A shallow copy with ``changes`` applied (no validation)."""
         copy = _new(self.__class__)
-        _set(copy, "__dict__", {**self.__dict__, **changes})
-        _set(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__)
-        _set(copy, "__pydantic_extra__", None)
-        _set(copy, "__pydantic_private__", None)
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
         return copy
 
-    def set(self, **changes: Any) -> None:
-        """Change fields in place: only for a copy a transition owns (see ``flow.Transition``).
+    def json_data(self) -> dict[str, Any]:
+        """The record as JSON-ready data: what the journal and ``--json`` outputs store."""
+        data: dict[str, Any] = journal_adapter(type(self)).dump_python(self, mode="json", by_alias=True)
+        return data
 
-        The set of fields "explicitly set" is not maintained: nothing in Interlock dumps with
-        ``exclude_unset``, and journals are written with every field."""
+    def set(self, **changes: Any) -> None:
+        """Change fields in place: only for a copy a transition owns (see ``flow.Transition``)."""
         self.__dict__.update(changes)
 
 
+def journal_adapter(kind: type[Any]) -> TypeAdapter[Any]:
+    """The validator and serializer of a record type, built once: the boundary where journals are read."""
+    adapter = _adapters.get(kind)
+    if adapter is None:
+        adapter = _adapters[kind] = TypeAdapter(kind)
+    return adapter
+
+
+_adapters: dict[type[Any], TypeAdapter[Any]] = {}
+
 _new = object.__new__
-_set = object.__setattr__

@@ -9,6 +9,7 @@ through it again at every step without drifting.
 from __future__ import annotations
 
 import re
+from dataclasses import field
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,7 +44,7 @@ class Result(Record):
     visit: int
     kind: str
     body: str
-    routing: list[str] = Field(default_factory=list)
+    routing: list[str] = field(default_factory=list)
     tier: str = "intact"  # intact | cut
 
     @property
@@ -52,10 +53,10 @@ class Result(Record):
 
 
 class Context(Record):
-    preamble: list[Note] = Field(default_factory=list)
-    results: list[Result] = Field(default_factory=list)
-    history: list[str] = Field(default_factory=list)
-    tiers: Tiers = Field(default_factory=Tiers)
+    preamble: list[Note] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)
+    tiers: Tiers = field(default_factory=Tiers)
 
 
 def add_note(context: Context, label: str, text: str, data: bool = False) -> Context:

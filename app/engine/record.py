@@ -6,13 +6,12 @@ the strings written to the journal, so a record read back with ``git show`` mean
 
 from __future__ import annotations
 
+from dataclasses import field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
-
-from app.engine.base import Record
+from app.engine.base import Record, journal_adapter
 from app.engine.context import Context
 from app.engine.graph import Policy
 
@@ -125,7 +124,7 @@ class Ledger(Record):
     calls: int = 0
     units: float = 0.0
     accepted: int = 0
-    by_category: dict[Category, Totals] = Field(default_factory=dict)
+    by_category: dict[Category, Totals] = field(default_factory=dict)
 
     def spent_usd(self) -> float:
         return sum(line.cost_usd for line in self.by_category.values())
@@ -150,7 +149,7 @@ class MissionSummary(Record):
     agent: str | None = None
     model: str | None = None
     duration_s: float | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     session_id: str | None = None
 
 
@@ -216,7 +215,7 @@ class Run(Record):
     graph_hash: str
     status: Status
     stage: str
-    visits: dict[str, int] = Field(default_factory=dict)
+    visits: dict[str, int] = field(default_factory=dict)
     context: Context
     recap: str = ""
     request: Request
@@ -224,21 +223,21 @@ class Run(Record):
     branch: str
     base: str
     reason: Reason | None = None
-    ledger: Ledger = Field(default_factory=Ledger)
-    window: Window = Field(default_factory=Window)
-    policy: Policy = Field(default_factory=Policy)
+    ledger: Ledger = field(default_factory=Ledger)
+    window: Window = field(default_factory=Window)
+    policy: Policy = field(default_factory=Policy)
     upstream: Upstream | None = None
-    missions: list[MissionSummary] = Field(default_factory=list)
+    missions: list[MissionSummary] = field(default_factory=list)
     mission_count: int = 0
-    path: list[Hop] = Field(default_factory=list)
+    path: list[Hop] = field(default_factory=list)
     hop_count: int = 0
     waiting: Waiting | None = None
     reasked: bool = False
     stop_requested: bool = False
     autopilot: bool = False
     advisor: bool = False
-    links: dict[str, str] = Field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
-    applied: dict[str, datetime] = Field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
+    applied: dict[str, datetime] = field(default_factory=dict)
     forgotten_before: datetime | None = None
     created_at: datetime
     updated_at: datetime
@@ -249,4 +248,16 @@ class Run(Record):
 
     def journal(self) -> dict[str, Any]:
         """The record as JSON-ready data, with the field names the journal and ``--json`` use."""
-        return self.model_dump(mode="json", by_alias=True)
+        return self.json_data()
+
+    def journal_json(self) -> bytes:
+        """The record as the journal file stores it: indented JSON, one field per line, so diffs read well."""
+        data: bytes = journal_adapter(Run).dump_json(self, indent=1, by_alias=True)
+        return data
+
+    @classmethod
+    def from_journal(cls, data: bytes | str | dict[str, Any]) -> Run:
+        """A record read back from a journal, validated (raises pydantic's ``ValidationError``)."""
+        adapter = journal_adapter(Run)
+        run: Run = adapter.validate_python(data) if isinstance(data, dict) else adapter.validate_json(data)
+        return run

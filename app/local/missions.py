@@ -164,7 +164,7 @@ def _record(
         "model": outcome.model,
         "exit_code": outcome.exit_code,
         "duration_s": outcome.duration_s,
-        "usage": outcome.usage.model_dump(),
+        "usage": outcome.usage.json_data(),
         "session_id": outcome.session_id,
         "commits": commits,
         "finished_at": now().isoformat(),

@@ -49,7 +49,7 @@ def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
         row.update(
             {
                 k: v
-                for k, v in summary.model_dump(mode="json").items()
+                for k, v in summary.json_data().items()
                 if k in ("seq", "kind", "stage", "visit", "status", "verdict", "agent", "model", "duration_s", "usage")
                 and (v is not None or k not in row)
             }
@@ -58,7 +58,7 @@ def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
 
 
 def money_rows(run: Run) -> list[dict[str, Any]]:
-    rows = [{"category": str(category), **line.model_dump()} for category, line in run.ledger.by_category.items()]
+    rows = [{"category": str(category), **line.json_data()} for category, line in run.ledger.by_category.items()]
     total = run.ledger
     rows.append(
         {

@@ -38,7 +38,7 @@ class GitHubStore:
         self.fetched = {
             path: text.encode("utf-8") if text is not None else None for path, text in snapshot.files.items()
         }
-        return Run.model_validate_json(record)
+        return Run.from_journal(record)
 
     def find(self, run_id: str) -> Run | None:
         try:
@@ -77,7 +77,7 @@ class GitHubStore:
         head = self.api.ref(self.repo, self.branch)
         existing = self.api.file(self.repo, record_path(run.id), head) if head else None
         if existing is not None:
-            raise VersionConflict(run.id, None, Run.model_validate_json(existing).version)
+            raise VersionConflict(run.id, None, Run.from_journal(existing).version)
         return head
 
     def _tree_of(self, head: str) -> str:

@@ -76,14 +76,14 @@ class GitStore:
         if data is None:
             raise RunNotFound(run_id, f"{self.ref} of {self.path.parent}")
         try:
-            return Run.model_validate_json(data)
+            return Run.from_journal(data)
         except ValueError as exc:
             raise StoreError(f"the record of run {run_id!r} cannot be read: {exc}") from None
 
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
         head = self._head()
         data = self._blob_at(head, record_path(run.id))
-        found = Run.model_validate_json(data).version if data is not None else None
+        found = Run.from_journal(data).version if data is not None else None
         if found != expected:
             raise VersionConflict(run.id, expected, found)
         changes = {record_path(run.id): encode_record(run), **(files or {})}
@@ -106,7 +106,7 @@ class GitStore:
             moved, problem = self._swap_ref(new, old)
         if not moved:
             latest = self._blob_at(self._head(), record_path(run_id))
-            found = Run.model_validate_json(latest).version if latest is not None else None
+            found = Run.from_journal(latest).version if latest is not None else None
             if found == expected:
                 raise StoreError(f"cannot move {self.ref}: {problem}")
             raise VersionConflict(run_id, expected, found)

@@ -32,7 +32,7 @@ BOARD_PATH = "board.md"
 
 
 def encode_record(run: Run) -> bytes:
-    return run.model_dump_json(by_alias=True, indent=1).encode("utf-8") + b"\n"
+    return run.journal_json() + b"\n"
 
 
 def encode_json(data: Any) -> bytes:

@@ -6,13 +6,17 @@ https://docs.github.com/en/webhooks/webhook-events-and-payloads
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from app.engine import events as ev
+from app.engine.base import journal_adapter
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import MissionStatus, Run, Usage
 from app.github.client import GitHubApp
@@ -224,6 +228,18 @@ def graph_label(delivery: Delivery, config: RepoConfig) -> str:
     return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), config.default_graph)
 
 
+USAGE_FIELDS = tuple(item.name for item in dataclasses.fields(Usage))
+
+
+def _usage(fields: dict[str, Any]) -> Usage:
+    """Usage from a job's record; figures of the wrong kind (a fraction of a token) count as unreported."""
+    try:
+        usage: Usage = journal_adapter(Usage).validate_python(fields)
+    except ValidationError:
+        return Usage()
+    return usage
+
+
 def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.MissionFinished:
     """The engine event for a mission record a job stored (read leniently: a bad field is a failed mission)."""
     try:
@@ -231,14 +247,14 @@ def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) 
     except ValueError:
         status = MissionStatus.FAILED
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    fields = {name: usage.get(name) for name in Usage.model_fields if isinstance(usage.get(name), int | float | bool)}
+    fields = {name: usage[name] for name in USAGE_FIELDS if isinstance(usage.get(name), int | float | bool)}
     return ev.MissionFinished(
         key=key,
         at=moment,
         seq=seq,
         status=status,
         answer=str(record.get("answer", "")),
-        usage=Usage(**fields),
+        usage=_usage(fields),
         commits=int(record.get("commits") or 0),
         session_id=record.get("session_id"),
         exit_code=record.get("exit_code") if isinstance(record.get("exit_code"), int) else None,

@@ -166,7 +166,7 @@ def bench_step(show_profile: bool) -> bool:
     print(f"    growth last/first: {last / first:.2f}x over {TRANSITIONS:,} transitions")
     print(
         f"    record at the end: {run.mission_count} missions ({len(run.missions)} summaries kept), "
-        f"{len(run.context.results)} context results, {len(run.model_dump_json()):,} bytes of JSON"
+        f"{len(run.context.results)} context results, {len(run.journal_json()):,} bytes of JSON"
     )
     for name, figure in REFERENCES_US:
         print(f"    reference (published, not measured): {name} ~{figure:.0f}us/step")

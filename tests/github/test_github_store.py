@@ -73,7 +73,7 @@ def test_a_concurrent_writer_makes_the_update_fail_and_the_loser_rereads(
         second.save(advanced(2).run, 1)
     assert (caught.value.expected, caught.value.found) == (1, 2)
     assert second.load("run-1").version == 2
-    second.save(advanced(2).run.model_copy(update={"version": 3}), 2)
+    second.save(advanced(2).run.but(version=3), 2)
     assert first.load("run-1").version == 3
 
 

@@ -158,10 +158,10 @@ def test_gates_asked_on_the_terminal(tmp_path: Path, monkeypatch: Any) -> None:
     answers = iter(["a", "looks good"])
     run = bench.shell(GateMode.ASK, ask=lambda _prompt: next(answers)).start(gated, "Edit the quote", "")
     assert run.status is Status.AWAITING_MERGE
-    assert "looks good" in json.dumps(run.context.model_dump())
+    assert "looks good" in json.dumps(run.context.json_data())
     auto = Bench(tmp_path / "auto", {"edit": {"answer": "edited", "write": {"q.txt": "quote"}}}, monkeypatch)
     run = auto.shell(GateMode.APPROVE).start(gated, "Edit the quote", "")
-    assert run.status is Status.AWAITING_MERGE and "passed by autopilot" in json.dumps(run.context.model_dump())
+    assert run.status is Status.AWAITING_MERGE and "passed by autopilot" in json.dumps(run.context.json_data())
 
 
 def test_needs_input_answered_continues_without_a_visit(tmp_path: Path, monkeypatch: Any) -> None:

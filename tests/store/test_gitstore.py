@@ -75,7 +75,7 @@ def test_concurrent_writers_never_lose_an_update(tmp_path: Path) -> None:
             while True:
                 current = store.load("run-1")
                 try:
-                    store.save(current.model_copy(update={"version": current.version + 1}), current.version)
+                    store.save(current.but(version=current.version + 1), current.version)
                     wins.append(current.version + 1)
                     break
                 except VersionConflict:
@@ -99,7 +99,7 @@ store = GitStore(Path({repo!r}))
 while True:
     run = store.load("run-1")
     big = {{"runs/run-1/missions/%06d-work.json" % run.version: b"x" * 200_000}}
-    nxt = run.model_copy(update={{"version": run.version + 1, "recap": "v%d" % (run.version + 1)}})
+    nxt = run.but(version=run.version + 1, recap="v%d" % (run.version + 1))
     store.save(nxt, run.version, big)
 """
 
