@@ -284,6 +284,4 @@ def register_reports(cli: typer.Typer) -> None:
     ) -> None:
         """A run's ledger by category; estimates are labelled."""
         run = make_shell(repo, None, None, GateMode.STOP).store.load(run_id)
-        typer.echo(
-            json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run))
-        )
+        typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run)))

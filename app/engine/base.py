@@ -30,7 +30,8 @@ class Record:
         copy = _new(self.__class__)
         fields = copy.__dict__
         fields.update(self.__dict__)
-        fields.update(changes)
+        if changes:
+            fields.update(changes)
         return copy
 
     def json_data(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ accepted. The budgets apply to the window since they were last armed; a person's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.engine.graph import Policy
 from app.engine.record import Category, Ledger, MissionKind, ReasonCode, Totals, Usage, Window
@@ -24,8 +24,9 @@ CATEGORY_OF = {
 }
 
 
-@dataclass(frozen=True)
-class Charge:
+class Charge(NamedTuple):
+    """What one dispatch costs, by ledger category."""
+
     category: Category
     attempts: int
     calls: int
@@ -38,13 +39,16 @@ def charge_for(kind: MissionKind, capability: str, policy: Policy) -> Charge:
     category = CATEGORY_OF[kind]
     if kind is MissionKind.CHECK:
         return Charge(category, 1, 0, 0.0)
-    units = policy.unit_costs.get(capability, policy.unit_costs.get(kind.value, 1.0))
-    attempts = 0 if kind in (MissionKind.DECIDE, MissionKind.ADVISOR) else 1
+    costs = policy.unit_costs  # keyed by capability or kind; a StrEnum kind finds its plain-string key
+    units = costs.get(capability, costs.get(kind, 1.0)) if costs else 1.0
+    attempts = 0 if kind is MissionKind.DECIDE or kind is MissionKind.ADVISOR else 1
     return Charge(category, attempts, 1, units)
 
 
 def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> tuple[ReasonCode, str] | None:
     """Why ``charge`` may not be made, or ``None``. Checked before the call, never after (SPEC P2)."""
+    if not policy.limited:
+        return None
     used_attempts = ledger.attempts - window.attempts
     used_calls = ledger.calls - window.calls
     used_units = ledger.units - window.units
@@ -79,23 +83,29 @@ def record_usage(ledger: Ledger, category: Category, usage: Usage, accepted: boo
 
 def add_charge(ledger: Ledger, line: Totals, charge: Charge) -> None:
     """Charge in place, on a ledger and category line the caller owns (a transition's own copies)."""
-    ledger.set(
-        attempts=ledger.attempts + charge.attempts, calls=ledger.calls + charge.calls, units=ledger.units + charge.units
-    )
-    line.set(attempts=line.attempts + charge.attempts, calls=line.calls + charge.calls, units=line.units + charge.units)
+    ledger.attempts += charge.attempts
+    ledger.calls += charge.calls
+    ledger.units += charge.units
+    line.attempts += charge.attempts
+    line.calls += charge.calls
+    line.units += charge.units
 
 
 def add_usage(ledger: Ledger, line: Totals, usage: Usage, accepted: bool) -> None:
     """Record usage in place, on a ledger and category line the caller owns."""
-    ledger.set(accepted=ledger.accepted + int(accepted))
-    line.set(
-        accepted=line.accepted + int(accepted),
-        input_tokens=line.input_tokens + usage.input_tokens,
-        output_tokens=line.output_tokens + usage.output_tokens,
-        cost_usd=line.cost_usd + usage.cost_usd,
-        seconds=line.seconds + usage.seconds,
-        estimated=line.estimated or usage.estimated,
-    )
+    if accepted:
+        add_accepted(ledger, line)
+    line.input_tokens += usage.input_tokens
+    line.output_tokens += usage.output_tokens
+    line.cost_usd += usage.cost_usd
+    line.seconds += usage.seconds
+    line.estimated = line.estimated or usage.estimated
+
+
+def add_accepted(ledger: Ledger, line: Totals) -> None:
+    """Count one accepted result, in place."""
+    ledger.accepted += 1
+    line.accepted += 1
 
 
 def _copy_with_line(ledger: Ledger, category: Category) -> tuple[Ledger, Totals]:

@@ -97,7 +97,7 @@ def compact_into(context: Context) -> bool:
     split = max(len(results) - tiers.intact - tiers.cut, 0)
     changed = False
     if split:
-        context.set(history=[*context.history, *(_history_line(result) for result in results[:split])])
+        context.history = [*context.history, *(_history_line(result) for result in results[:split])]
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):

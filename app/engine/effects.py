@@ -1,4 +1,9 @@
-"""Effects: what a transition asks the shell to do. The engine decides; shells only execute these."""
+"""Effects: what a transition asks the shell to do. The engine decides; shells only execute these.
+
+Effects are plain dataclasses rather than frozen ones: a frozen dataclass sets every field through
+``object.__setattr__``, which doubled the cost of the two effects every transition emits. Nothing
+changes an effect once it is emitted; shells only read them.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from app.engine.context import Context, render_context
 from app.engine.record import MissionKind, Reason, Status
 
 
-@dataclass(frozen=True)
+@dataclass
 class PromptParts:
     """Everything a mission prompt is built from; ``app.engine.prompt.assemble_prompt`` joins them.
 
@@ -34,12 +39,12 @@ class PromptParts:
         return render_context(self.context_data)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Effect:
     pass
 
 
-@dataclass(frozen=True)
+@dataclass
 class DispatchMission(Effect):
     seq: int
     stage: str
@@ -51,7 +56,7 @@ class DispatchMission(Effect):
     session_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class AskDecision(Effect):
     seq: int
     stage: str
@@ -60,7 +65,7 @@ class AskDecision(Effect):
     key: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class AskAdvisor(Effect):
     seq: int
     stage: str
@@ -68,27 +73,27 @@ class AskAdvisor(Effect):
     key: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class OpenGate(Effect):
     stage: str
     verdict: str
     mission: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class PostMessage(Effect):
     kind: str
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Escalate(Effect):
     reason: Reason
     status: Status
     decision: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class FileRequest(Effect):
     target: str
     title: str
@@ -96,22 +101,22 @@ class FileRequest(Effect):
     key: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class OpenPullRequest(Effect):
     draft: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReadyPullRequest(Effect):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass
 class EmitEvent(Effect):
     name: str
     stage: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Finish(Effect):
     status: Status

@@ -6,12 +6,11 @@ that lives only inside one call of ``step``; from outside, a transition is still
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
 from app.engine.base import Record
-from app.engine.budget import CATEGORY_OF, add_charge, add_usage, charge_for, refusal
+from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
 from app.engine.context import Context, Result, add_note, add_routing_line, compact_into, fence
 from app.engine.contract import ContractKind, reserved_verdicts_text, selection_text, verdict_contract
 from app.engine.decision import render_decision
@@ -56,23 +55,23 @@ RECAP_HOPS = 12
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
 
 
-@dataclass
 class Transition:
     """The record being built by one ``step``: a private copy of the run, changed field by field.
 
     The run passed to ``step`` is never touched — it is copied once here — so a transition stays a pure
     function while each field change costs an assignment instead of a copy of the whole record.
+    ``owned`` holds the ids of the objects this transition made, which it may change in place.
     """
 
-    run: Run
-    graph: Graph
-    at: datetime
-    git: GitState | None = None
-    effects: list[Effect] = field(default_factory=list)
-    owned: set[int] = field(default_factory=set)  # ids of the objects this transition made and may change
+    __slots__ = ("at", "effects", "git", "graph", "owned", "run")
 
-    def __post_init__(self) -> None:
-        self.run = self.run.but()
+    def __init__(self, run: Run, graph: Graph, at: datetime, git: GitState | None = None) -> None:
+        self.run = run.but()
+        self.graph = graph
+        self.at = at
+        self.git = git
+        self.effects: list[Effect] = []
+        self.owned: set[int] = set()
 
     def own(self, record: R) -> R:
         """``record`` itself if this transition made it, else a copy it then owns: changed in place, never
@@ -87,9 +86,8 @@ class Transition:
         """The run's ledger and one of its category lines, owned by this transition."""
         ledger = self.run.ledger
         if id(ledger) not in self.owned:
-            ledger = self.own(ledger)
-            ledger.set(by_category=dict(ledger.by_category))
-            self.update(ledger=ledger)
+            ledger = self.run.ledger = self.own(ledger)
+            ledger.by_category = dict(ledger.by_category)
         line = ledger.by_category.get(category)
         owned = self.own(line) if line is not None else self.own(Totals())
         ledger.by_category[category] = owned
@@ -98,9 +96,8 @@ class Transition:
     def context(self) -> Context:
         """The run's context, owned, with its own list of results: results and lines are added in place."""
         if id(self.run.context) not in self.owned:
-            context = self.own(self.run.context)
-            context.set(results=list(context.results))
-            self.update(context=context)
+            context = self.run.context = self.own(self.run.context)
+            context.results = list(context.results)
         return self.run.context
 
     def add_result(self, result: Result) -> None:
@@ -114,10 +111,10 @@ class Transition:
         """A routing line on the newest result, kept through every compaction (SPEC C3)."""
         context = self.context()
         if not context.results:
-            self.update(context=add_routing_line(context, line))
+            self.run.context = add_routing_line(context, line)
             return
         last = self.own(context.results[-1])
-        last.set(routing=[*last.routing, line])
+        last.routing = [*last.routing, line]
         context.results[-1] = last
 
     def missions(self) -> list[MissionSummary]:
@@ -125,11 +122,8 @@ class Transition:
         if id(self.run.missions) not in self.owned:
             missions = list(self.run.missions)
             self.owned.add(id(missions))
-            self.update(missions=missions)
+            self.run.missions = missions
         return self.run.missions
-
-    def update(self, **fields: object) -> None:
-        self.run.set(**fields)
 
     def emit(self, *effects: Effect) -> None:
         self.effects.extend(effects)
@@ -148,10 +142,12 @@ def enter(
     if stage == END:
         reach_end(t)
         return
-    t.update(stage=stage, gate=None, reasked=False)
+    t.run.stage = stage
+    t.run.gate = None
+    t.run.reasked = False
     if visit:
         visits = {**t.run.visits, stage: t.run.visits.get(stage, 0) + 1}
-        t.update(visits=visits)
+        t.run.visits = visits
         budget = t.graph.node(stage).max_visits
         if visits[stage] > budget:
             escalate(
@@ -190,9 +186,8 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
         note=note,
     )
     key = f"{run.id}/mission/{seq}"
-    t.update(
-        waiting=Waiting(seq=seq, kind=kind, stage=node.stage, key=key, session_id=session_id), status=Status.RUNNING
-    )
+    t.run.waiting = Waiting(seq=seq, kind=kind, stage=node.stage, key=key, session_id=session_id)
+    t.run.status = Status.RUNNING
     t.emit(
         DispatchMission(
             seq=seq,
@@ -212,18 +207,19 @@ def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
     if t.run.stop_requested:  # SPEC J4: checked before every mission and call starts
         interrupt(t)
         return None
-    cost = charge_for(kind, capability, t.run.policy)
-    refused = refusal(t.run.ledger, t.run.window, t.run.policy, cost)
+    run = t.run
+    cost = charge_for(kind, capability, run.policy)
+    refused = refusal(run.ledger, run.window, run.policy, cost)
     if refused is not None:
-        escalate(t, refused[0], f"{refused[1]}: the {kind.value} call at {t.run.stage!r} was not made")
+        escalate(t, refused[0], f"{refused[1]}: the {kind.value} call at {run.stage!r} was not made")
         return None
-    seq = t.run.mission_count + 1
-    summary = MissionSummary(seq=seq, stage=t.run.stage, visit=t.run.visits.get(t.run.stage, 0), kind=kind)
-    missions = [*t.run.missions, summary][-MISSION_WINDOW:]
-    t.owned.update((id(missions), id(summary)))
-    ledger, line = t.ledger_line(cost.category)
-    add_charge(ledger, line, cost)
-    t.update(missions=missions, mission_count=seq)
+    seq = run.mission_count = run.mission_count + 1
+    summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind)
+    t.owned.add(id(summary))
+    missions = t.missions()
+    missions.append(summary)
+    del missions[:-MISSION_WINDOW]
+    add_charge(*t.ledger_line(cost.category), cost)
     return seq
 
 
@@ -243,12 +239,17 @@ def spend(t: Transition, kind: MissionKind, usage: Usage, accepted: bool = False
     add_usage(ledger, line, usage, accepted)
 
 
+def count_accepted(t: Transition, kind: MissionKind) -> None:
+    add_accepted(*t.ledger_line(CATEGORY_OF[kind]))
+
+
 def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: str) -> None:
     """Act on a finished mission's verdict: reserved verdicts, re-ask, gate, or the edge (SPEC V5, V6, H1)."""
     routing = route_verdict(t.graph, waiting.stage, verdict)
     if routing.reserved == NEEDS_INPUT:
         accept(t, waiting, NEEDS_INPUT)
-        t.update(status=Status.AWAITING_INPUT, waiting=None)
+        t.run.status = Status.AWAITING_INPUT
+        t.run.waiting = None
         t.emit(PostMessage("question", f"Stage `{waiting.stage}` needs an answer from a person:\n\n{answer}"))
         return
     if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
@@ -271,8 +272,9 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
 
 def accept(t: Transition, waiting: Waiting, verdict: str) -> None:
     settle(t, waiting.seq, verdict=verdict)
-    spend(t, waiting.kind, Usage(), accepted=True)
-    t.update(waiting=None, reasked=False)
+    count_accepted(t, waiting.kind)
+    t.run.waiting = None
+    t.run.reasked = False
 
 
 def reask_or_escalate(t: Transition, waiting: Waiting, verdict: str | None) -> None:
@@ -287,9 +289,9 @@ def reask_or_escalate(t: Transition, waiting: Waiting, verdict: str | None) -> N
             f"stage {waiting.stage!r} answered {shown} twice; it can route {', '.join(labels) or 'nothing'}",
         )
         return
-    t.update(waiting=None)
+    t.run.waiting = None
     dispatch(t, MissionKind.REASK, note=reask_note(labels))
-    t.update(reasked=True)
+    t.run.reasked = True
 
 
 def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
@@ -297,16 +299,17 @@ def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
     stage = t.run.stage
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by)
     path = [*t.run.path, hop][-HOP_WINDOW:]
-    t.update(hop_count=t.run.hop_count + 1)
+    t.run.hop_count = t.run.hop_count + 1
     earlier = t.run.recap.split(" → ")[-(RECAP_HOPS - 1) :] if t.run.recap else []
     recap = " → ".join([*earlier, f"{stage}:{edge.verdict}"])
-    t.update(path=path, recap=recap)
+    t.run.path = path
+    t.run.recap = recap
     t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
     node = t.graph.node(stage) if t.graph.has_stage(stage) else None
     if node is not None and node.event and edge.verdict.upper() == PASS:
         t.emit(EmitEvent(node.event, stage))
     if t.run.stop_requested and edge.target != END:
-        t.update(stage=edge.target)
+        t.run.stage = edge.target
         interrupt(t)
         return
     enter(t, edge.target)
@@ -317,7 +320,8 @@ def open_gate(t: Transition, routing: Routing, seq: int) -> None:
         interrupt(t)
         return
     verdict = routing.verdict or PASS
-    t.update(status=Status.GATE_WAIT, gate=Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq))
+    t.run.status = Status.GATE_WAIT
+    t.run.gate = Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq)
     t.emit(
         OpenPullRequest(draft=True),
         OpenGate(t.run.stage, verdict, seq),
@@ -334,7 +338,8 @@ def file_upstream(t: Transition, answer: str) -> None:
     assert block is not None
     target, title, body = block
     key = f"{t.run.id}/request/{t.run.mission_count}"
-    t.update(status=Status.AWAITING_UPSTREAM, upstream=Upstream(target=target, title=title, body=body))
+    t.run.status = Status.AWAITING_UPSTREAM
+    t.run.upstream = Upstream(target=target, title=title, body=body)
     t.emit(
         FileRequest(target, title, body, key),
         PostMessage("upstream", f"Stage `{t.run.stage}` needs `{target}` to change first: {title}"),
@@ -343,15 +348,15 @@ def file_upstream(t: Transition, answer: str) -> None:
 
 def ask_decision(t: Transition, waiting: Waiting, answer: str) -> None:
     """A ``decide`` node: a cheap model picks the label from the closed list (SPEC V8)."""
-    spend(t, waiting.kind, Usage(), accepted=True)
-    t.update(waiting=None)
+    count_accepted(t, waiting.kind)
+    t.run.waiting = None
     labels = t.graph.labels(waiting.stage)
     seq = charge(t, MissionKind.DECIDE, t.graph.node(waiting.stage).capability)
     if seq is None:
         return
     key = f"{t.run.id}/decide/{seq}"
     prompt = f"{selection_text(labels)}\n\n## Result to classify\n{fence(answer)}"
-    t.update(waiting=Waiting(seq=seq, kind=MissionKind.DECIDE, stage=waiting.stage, key=key))
+    t.run.waiting = Waiting(seq=seq, kind=MissionKind.DECIDE, stage=waiting.stage, key=key)
     t.emit(AskDecision(seq, waiting.stage, labels, prompt, key))
 
 
@@ -365,12 +370,15 @@ def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
         f"The mission at stage `{waiting.stage}` ended badly:\n{fence(failure)}\n"
         "Answer with one word — retry, revise or escalate — and for revise, an instruction on the next lines."
     )
-    t.update(waiting=Waiting(seq=seq, kind=MissionKind.ADVISOR, stage=waiting.stage, key=key, extra=failure))
+    t.run.waiting = Waiting(seq=seq, kind=MissionKind.ADVISOR, stage=waiting.stage, key=key, extra=failure)
     t.emit(AskAdvisor(seq, waiting.stage, question, key))
 
 
 def reach_end(t: Transition) -> None:
-    t.update(stage=END, status=Status.AWAITING_MERGE, gate=None, waiting=None)
+    t.run.stage = END
+    t.run.status = Status.AWAITING_MERGE
+    t.run.gate = None
+    t.run.waiting = None
     t.emit(
         ReadyPullRequest(),
         PostMessage(
@@ -383,17 +391,21 @@ def escalate(t: Transition, code: ReasonCode, message: str) -> None:
     """Stop and hand the run to a person with a typed reason and a decision file (SPEC E1, E2)."""
     status = Status.FAILED if code is ReasonCode.MISSION_FAILED else Status.ESCALATED
     reason = Reason(code=code, stage=t.run.stage, message=message)
-    t.update(status=status, reason=reason, waiting=None)
+    t.run.status = status
+    t.run.reason = reason
+    t.run.waiting = None
     t.emit(Escalate(reason, status, render_decision(t.run, t.graph, t.git)))
 
 
 def interrupt(t: Transition) -> None:
     reason = Reason(code=ReasonCode.STOPPED, stage=t.run.stage, message="stopped on request")
-    t.update(status=Status.INTERRUPTED, reason=reason, stop_requested=False)
+    t.run.status = Status.INTERRUPTED
+    t.run.reason = reason
+    t.run.stop_requested = False
     t.emit(PostMessage("stopped", f"The run was stopped at `{t.run.stage}`; it can be resumed as it is."))
 
 
 def note_person(t: Transition, label: str, text: str) -> None:
     """A person's words enter the preamble, never compacted (SPEC C1, H2, H3)."""
     if text.strip():
-        t.update(context=add_note(t.run.context, label, text))
+        t.run.context = add_note(t.run.context, label, text)

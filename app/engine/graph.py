@@ -81,6 +81,11 @@ class Policy(StrictModel):
         description="Cost units per capability or mission kind; 1 per call when not listed.",
     )
 
+    @property
+    def limited(self) -> bool:
+        """Whether any budget is set: an unlimited policy refuses nothing and needs no arithmetic."""
+        return (self.max_attempts, self.max_calls, self.max_units, self.max_cost_usd) != (None, None, None, None)
+
 
 class Graph(StrictModel):
     """A validated workflow graph. Build it with ``app.engine.validate.parse_graph``."""

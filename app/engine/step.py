@@ -108,7 +108,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     t = Transition(run, graph, event.at, event.git)
     handler(t, event)
     _remember(t, event)
-    t.update(version=run.version + 1, updated_at=event.at)
+    t.run.version = run.version + 1
+    t.run.updated_at = event.at
     return t.run, t.effects
 
 
@@ -120,7 +121,8 @@ def _remember(t: Transition, event: Event) -> None:
         oldest = next(iter(applied))
         dropped = applied.pop(oldest)
         forgotten = dropped if forgotten is None else max(forgotten, dropped)
-    t.update(applied=applied, forgotten_before=forgotten)
+    t.run.applied = applied
+    t.run.forgotten_before = forgotten
 
 
 def _reject(t: Transition, event: Event, message: str) -> EventRejected:
@@ -151,7 +153,7 @@ def on_mission_finished(t: Transition, event: MissionFinished) -> None:
     )
     spend(t, waiting.kind, event.usage)
     if event.status is MissionStatus.SKIPPED:
-        t.update(waiting=None)
+        t.run.waiting = None
         interrupt(t)
         return
     if event.status is not MissionStatus.DONE:
@@ -182,7 +184,7 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
     reserved = (verdict or "").upper() in (NEEDS_INPUT, NEEDS_UPSTREAM)
     if node.requires_changes and event.commits == 0 and waiting.kind is not MissionKind.REASK and not reserved:
         settle(t, event.seq, verdict=verdict)
-        t.update(waiting=None)
+        t.run.waiting = None
         t.add_line(f"no new commit at {node.stage}: attempt not accepted, stage re-entered")
         enter(t, node.stage)
         return
@@ -198,7 +200,7 @@ def _mission_went_wrong(t: Transition, event: MissionFinished) -> None:
     assert waiting is not None
     tail = event.answer.strip()[-1500:] or f"(no output; exit code {event.exit_code})"
     failure = f"mission #{event.seq} at {waiting.stage!r} ended {event.status.value}: {tail}"
-    t.update(waiting=None)
+    t.run.waiting = None
     if t.run.advisor:
         ask_advisor(t, waiting, failure)
     else:
@@ -215,7 +217,7 @@ def on_decision(t: Transition, event: DecisionReturned) -> None:
     settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=chosen or said[:80])
     spend(t, MissionKind.DECIDE, event.usage)
     if chosen is None:
-        t.update(waiting=None)
+        t.run.waiting = None
         escalate(
             t,
             ReasonCode.INVALID_SELECTION,
@@ -232,7 +234,7 @@ def on_advice(t: Transition, event: AdviceReturned) -> None:
     advice = (event.advice or "").strip().lower()
     settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=advice or None)
     spend(t, MissionKind.ADVISOR, event.usage, accepted=advice in ("retry", "revise", "escalate"))
-    t.update(waiting=None)
+    t.run.waiting = None
     if advice == "retry":
         enter(t, waiting.stage, MissionKind.RETRY)
     elif advice == "revise" and event.instruction.strip():
@@ -246,7 +248,7 @@ def on_gate_approved(t: Transition, event: GateApproved) -> None:
     gate = t.run.gate
     assert gate is not None
     note_person(t, f"Gate approved at {gate.stage} by {event.by or 'a person'}", event.note)
-    t.update(status=Status.RUNNING)
+    t.run.status = Status.RUNNING
     t.add_line(f"gate of {gate.stage} approved")
     edge = route_verdict(t.graph, gate.stage, gate.verdict).edge
     assert edge is not None
@@ -258,10 +260,8 @@ def on_gate_amended(t: Transition, event: GateAmended) -> None:
     gate = t.run.gate
     assert gate is not None
     note_person(t, f"Amendment at {gate.stage} by {event.by or 'a person'}", event.note)
-    t.update(
-        gate=None,
-        status=Status.RUNNING,
-    )
+    t.run.gate = None
+    t.run.status = Status.RUNNING
     t.add_line(f"gate of {gate.stage}: changes requested")
     dispatch(t, MissionKind.AMEND, note=event.note)
 
@@ -273,7 +273,7 @@ def on_stop(t: Transition, event: StopRequested) -> None:
     if t.run.status is Status.AWAITING_MERGE:
         raise _reject(t, event, "the run is finished and waits for a person to merge; close the pull request instead")
     if t.run.status is Status.RUNNING and t.run.waiting is not None:
-        t.update(stop_requested=True)
+        t.run.stop_requested = True
         return
     interrupt(t)
 
@@ -289,23 +289,17 @@ def on_resume(t: Transition, event: Resume) -> None:
     _rearm(t)
     if waiting is not None and waiting.kind not in NOT_MISSIONS and event.stage in (None, waiting.stage):
         settle(t, waiting.seq, status=MissionStatus.CRASHED)
-        t.update(stage=waiting.stage, visits={waiting.stage: 1})
+        t.run.stage = waiting.stage
+        t.run.visits = {waiting.stage: 1}
         dispatch(t, MissionKind.RESUME, session_id=waiting.session_id)
         return
     enter(t, event.stage or t.run.stage)
 
 
 def _rearm(t: Transition) -> None:
-    t.update(
-        visits={},
-        window=arm(t.run.ledger),
-        reason=None,
-        gate=None,
-        waiting=None,
-        stop_requested=False,
-        reasked=False,
-        status=Status.RUNNING,
-    )
+    run = t.run
+    run.visits, run.window, run.reason, run.gate, run.waiting = {}, arm(run.ledger), None, None, None
+    run.stop_requested, run.reasked, run.status = False, False, Status.RUNNING
 
 
 def on_route(t: Transition, event: RouteChosen) -> None:
@@ -338,14 +332,16 @@ def _cancel_in_flight(t: Transition) -> None:
 
 def on_abandon(t: Transition, event: Abandon) -> None:
     _cancel_in_flight(t)
-    t.update(status=Status.CANCELLED, waiting=None, stop_requested=False)
+    t.run.status = Status.CANCELLED
+    t.run.waiting = None
+    t.run.stop_requested = False
     t.emit(PostMessage("cancelled", f"The run was abandoned by {event.by or 'a person'}."), Finish(Status.CANCELLED))
 
 
 def on_input(t: Transition, event: InputAnswered) -> None:
     _require(t, event, Status.AWAITING_INPUT)
     note_person(t, f"Answer from {event.by or 'a person'} at {t.run.stage}", event.text)
-    t.update(status=Status.RUNNING)
+    t.run.status = Status.RUNNING
     dispatch(t, MissionKind.AMEND, note="A person answered your questions: see the end of the preamble.")
 
 
@@ -355,22 +351,24 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
     upstream = t.run.upstream
     assert upstream is not None
     state = event.state.lower()
-    t.update(upstream=upstream.but(state=state, id=event.id or upstream.id))
+    t.run.upstream = upstream.but(state=state, id=event.id or upstream.id)
     if state in ("done", "delivered"):
         note_person(t, "Upstream", f"The request to {upstream.target} ({upstream.title}) is {state}.")
-        t.update(status=Status.RUNNING)
+        t.run.status = Status.RUNNING
         dispatch(t, MissionKind.DELIVER, note=f"The upstream request to {upstream.target} is {state}: continue.")
     elif state == "rejected":
         escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
 
 
 def on_linked(t: Transition, event: Linked) -> None:
-    t.update(links={**t.run.links, **event.links})
+    t.run.links = {**t.run.links, **event.links}
 
 
 def on_merged(t: Transition, event: Merged) -> None:
     _cancel_in_flight(t)
-    t.update(status=Status.DONE, stage=END, waiting=None)
+    t.run.status = Status.DONE
+    t.run.stage = END
+    t.run.waiting = None
     t.emit(
         PostMessage("done", f"The pull request was merged by {event.by or 'a person'}: the run is done."),
         Finish(Status.DONE),
@@ -379,7 +377,8 @@ def on_merged(t: Transition, event: Merged) -> None:
 
 def on_closed(t: Transition, event: Closed) -> None:
     _cancel_in_flight(t)
-    t.update(status=Status.CANCELLED, waiting=None)
+    t.run.status = Status.CANCELLED
+    t.run.waiting = None
     t.emit(
         PostMessage("cancelled", "The pull request was closed without merge: the run is cancelled."),
         Finish(Status.CANCELLED),

@@ -8,7 +8,7 @@ the edge with that label (any case), else the catch-all, else nothing — and "n
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.graph import CATCH_ALL, END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
@@ -30,8 +30,7 @@ def parse_verdict(answer: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Routing:
+class Routing(NamedTuple):
     """Where a verdict leads: an edge, a reserved verdict, or nowhere (unroutable)."""
 
     verdict: str | None

@@ -48,6 +48,7 @@ class GitStore:
         self.ref = f"refs/heads/{branch}"
         self.reftable = _uses_reftable(self.repo)
         self.writes = 0
+        self._written: dict[str, tuple[pygit2.Oid, int]] = {}  # run id -> (record blob id, version) last saved here
 
     def _head(self) -> pygit2.Commit | None:
         try:
@@ -68,6 +69,21 @@ class GitStore:
         blob = self.repo[entry.id]
         return blob.data if isinstance(blob, pygit2.Blob) else None
 
+    def _version_at(self, commit: pygit2.Commit | None, run_id: str) -> int | None:
+        """The version of the record at ``commit``. A record this store wrote itself is known by its blob id,
+        so the common save (nobody else wrote in between) does not parse the whole record to check it."""
+        if commit is None:
+            return None
+        try:
+            entry = commit.tree[record_path(run_id)]
+        except KeyError:
+            return None
+        known = self._written.get(run_id)
+        if known is not None and known[0] == entry.id:
+            return known[1]
+        data = self._blob_at(commit, record_path(run_id))
+        return Run.from_journal(data).version if data is not None else None
+
     def load(self, run_id: str) -> Run:
         return self._record(self._head(), run_id)
 
@@ -82,16 +98,17 @@ class GitStore:
 
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
         head = self._head()
-        data = self._blob_at(head, record_path(run.id))
-        found = Run.from_journal(data).version if data is not None else None
+        found = self._version_at(head, run.id)
         if found != expected:
             raise VersionConflict(run.id, expected, found)
-        changes = {record_path(run.id): encode_record(run), **(files or {})}
+        record = encode_record(run)
+        changes = {record_path(run.id): record, **(files or {})}
         tree = self._tree_with(head.tree if head else None, changes)
         parents = [head.id] if head else []
         text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
         commit = self.repo.create_commit(None, IDENTITY, IDENTITY, text, tree, parents)
         self._move_ref(str(commit), str(head.id) if head else ZERO, run.id, expected)
+        self._written[run.id] = (pygit2.hash(record), run.version)
         self.writes += 1
         if self.writes % GC_EVERY == 0:
             self._maintain()

@@ -7,8 +7,9 @@ run at a glance. A save is compare-and-swap on the version read, so of two write
 
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol
+
+import pydantic_core
 
 from app.engine.record import Run
 
@@ -36,7 +37,12 @@ def encode_record(run: Run) -> bytes:
 
 
 def encode_json(data: Any) -> bytes:
-    return (json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    """A mission record or any journal file as indented UTF-8 JSON, like the run record.
+
+    pydantic-core's encoder is used rather than ``json.dumps``: with an indent, the standard library
+    falls back to its pure-Python encoder, five times slower on the hot path of every mission."""
+    encoded: bytes = pydantic_core.to_json(data, indent=1, fallback=str)
+    return encoded + b"\n"
 
 
 class JournalStore(Protocol):
