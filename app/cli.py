@@ -152,6 +152,26 @@ def redeliver(
     typer.echo(f"{len(failed)} failed deliveries {'found' if dry_run else 'redelivered'} in the last {since}")
 
 
+@cli.command()
+def step(
+    run: Annotated[str, typer.Option("--run", help="The run id (the workflow's `run` input).")],
+    mission: Annotated[int, typer.Option("--mission", help="The mission's number (the `mission` input).")],
+    agent: Annotated[str, typer.Option(envvar="INTERLOCK_AGENT", help="Agent: preset, openai:MODEL, command.")] = (
+        "claude"
+    ),
+    workdir: Annotated[Path, typer.Option(help="The checkout of the repository.")] = Path("."),
+    timeout: Annotated[float, typer.Option(help="Seconds the agent may take.")] = 3600.0,
+) -> None:
+    """Run one dispatched mission in this checkout (an Actions job): agent, commit, push, mission record.
+
+    The write token comes from INTERLOCK_PUSH_TOKEN (or GITHUB_TOKEN) and is never passed to the agent;
+    INTERLOCK_READ_TOKEN, if set, is what the agent gets as GITHUB_TOKEN."""
+    from app.runner.job import JobSettings, run_job
+
+    result = run_job(JobSettings(workdir.resolve(), run, mission, agent=agent, timeout_s=timeout))
+    typer.echo(result.message)
+
+
 def _parse_visits(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):

@@ -39,8 +39,9 @@ from app.github.client import GitHubApp, GitHubError
 from app.github.config import CONFIG_PATH, RepoConfig, parse_config
 from app.github.status import render_status
 from app.graphset import find_graph
+from app.runner.orders import mission_order
 from app.store.github import GitHubStore
-from app.store.journal import decision_path, encode_json
+from app.store.journal import decision_path, encode_json, order_path
 
 MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -190,7 +191,13 @@ class GitHubRuns:
         raise InterlockError(f"run {run_id}: gave up after {MAX_RETRIES} conflicting writes")
 
     def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
-        return {decision_path(run.id): e.decision.encode() for e in effects if isinstance(e, Escalate)}
+        """Files saved with the transition: the decision file of an escalation, and the order of each
+        mission or call it dispatches (read by the job, ``app/runner``)."""
+        files = {decision_path(run.id): e.decision.encode() for e in effects if isinstance(e, Escalate)}
+        for effect in effects:
+            if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
+                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(mission_order(effect))
+        return files
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
         """Carry out the effects, then edit the status comment once."""

@@ -24,6 +24,7 @@ from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.local.config import LocalConfig, agent_for, agent_from_spec
 from app.local.gitops import commit_work, commits_between, delivery_state, head_of, worktree
+from app.runner.orders import parse_advice
 from app.store.journal import encode_json, mission_path
 
 
@@ -58,9 +59,7 @@ def run_mission(repo: git.Repo, run: Run, effect: DispatchMission, config: Local
         timeout_s=config.timeout_s,
     )
     outcome = (
-        _run_check(call, effect.check)
-        if effect.check is not None
-        else agent_for(config, effect.capability)[0].run(call)
+        run_check(call, effect.check) if effect.check is not None else agent_for(config, effect.capability)[0].run(call)
     )
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
     commit_work(tree, message)
@@ -90,7 +89,7 @@ def skipped(run: Run, effect: DispatchMission) -> Done:
     return Done(event, {})
 
 
-def _run_check(call: AgentCall, command: str) -> AgentOutcome:
+def run_check(call: AgentCall, command: str) -> AgentOutcome:
     """A check node: the command's exit code is the verdict (SPEC V7); its output enters the context."""
     env = {**os.environ, **call.variables()}
     started = time.monotonic()
@@ -141,10 +140,8 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
         call = _side_call(run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, 60)
         outcome = agent_from_spec(config.advisor).run(call)
         usage = outcome.usage
-        words = outcome.answer.strip().split(maxsplit=1) if outcome.status is MissionStatus.DONE else []
-        if words and words[0].lower().strip(".:,") in ("retry", "revise", "escalate"):
-            advice = words[0].lower().strip(".:,")
-            instruction = words[1].strip() if len(words) > 1 else ""
+        if outcome.status is MissionStatus.DONE:
+            advice, instruction = parse_advice(outcome.answer)
     event = AdviceReturned(
         key=effect.key, at=now(), seq=effect.seq, advice=advice, instruction=instruction, usage=usage
     )

@@ -25,6 +25,12 @@ def mission_path(run_id: str, seq: int, stage: str) -> str:
     return f"runs/{run_id}/missions/{seq:04d}-{safe}.json"
 
 
+def order_path(run_id: str, seq: int, stage: str) -> str:
+    """What the engine asked a job to do for mission ``seq``: kind, prompt, check command (written with the
+    transition that dispatched it, so the job runs exactly the prompt the engine assembled)."""
+    return mission_path(run_id, seq, stage).replace("/missions/", "/orders/")
+
+
 def decision_path(run_id: str) -> str:
     return f"runs/{run_id}/decision.md"
 

@@ -18,10 +18,11 @@ from pydantic import ValidationError
 from app.engine import events as ev
 from app.engine.base import journal_adapter
 from app.engine.errors import EventRejected, RunNotFound
-from app.engine.record import MissionStatus, Run, Usage
+from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.github.client import GitHubApp
 from app.github.config import RepoConfig
 from app.github.runs import GitHubRuns, run_id_for
+from app.runner.orders import parse_advice
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, text_at
@@ -142,7 +143,7 @@ class Handlers:
                     status=MissionStatus.CRASHED,
                     answer=f"The job ended {conclusion} without storing a mission record: {url}",
                 )
-            return mission_event(record, delivery.delivery_id, finished, seq)
+            return record_event(run, record, delivery.delivery_id, finished, seq)
 
         return self._apply(runs, run_id, event, also=(record_file,))
 
@@ -238,6 +239,21 @@ def _usage(fields: dict[str, Any]) -> Usage:
     except ValidationError:
         return Usage()
     return usage
+
+
+def record_event(run: Run, record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.Event:
+    """The event a stored record means: a decision or advice when the run awaits one, else a mission."""
+    waiting = run.waiting
+    kind = waiting.kind if waiting is not None and waiting.seq == seq else None
+    done = record.get("status") == MissionStatus.DONE.value
+    answer = str(record.get("answer", "")) if done else ""
+    usage = mission_event(record, key, moment, seq).usage
+    if kind is MissionKind.DECIDE:
+        return ev.DecisionReturned(key=key, at=moment, seq=seq, answer=answer, usage=usage)
+    if kind is MissionKind.ADVISOR:
+        advice, instruction = parse_advice(answer)
+        return ev.AdviceReturned(key=key, at=moment, seq=seq, advice=advice, instruction=instruction, usage=usage)
+    return mission_event(record, key, moment, seq)
 
 
 def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.MissionFinished:

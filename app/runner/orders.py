@@ -1,0 +1,80 @@
+"""Mission orders: what the engine asked a job to do, stored on the state branch beside the run record.
+
+A job must run exactly the prompt the engine assembled — the re-ask note, the amendments, the compacted
+context as it was at dispatch — so the transition that dispatches a mission writes its order, and the job
+reads it instead of rebuilding anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
+from app.engine.prompt import assemble_prompt
+from app.engine.record import MissionKind
+
+
+@dataclass(frozen=True)
+class Order:
+    seq: int
+    stage: str
+    kind: MissionKind
+    capability: str
+    visit: int
+    prompt: str
+    check: str | None = None
+    session_id: str | None = None
+
+
+def mission_order(effect: DispatchMission | AskDecision | AskAdvisor) -> dict[str, Any]:
+    """The order of one dispatched mission or call, as JSON-ready data."""
+    if isinstance(effect, DispatchMission):
+        return {
+            "seq": effect.seq,
+            "stage": effect.stage,
+            "kind": effect.kind.value,
+            "capability": effect.capability,
+            "visit": effect.prompt.visit,
+            "prompt": assemble_prompt(effect.prompt),
+            "check": effect.check,
+            "session_id": effect.session_id,
+        }
+    kind = MissionKind.DECIDE if isinstance(effect, AskDecision) else MissionKind.ADVISOR
+    prompt = effect.prompt if isinstance(effect, AskDecision) else effect.question
+    return {
+        "seq": effect.seq,
+        "stage": effect.stage,
+        "kind": kind.value,
+        "capability": kind.value,
+        "visit": 0,
+        "prompt": prompt,
+        "check": None,
+        "session_id": None,
+    }
+
+
+def read_order(data: dict[str, Any]) -> Order:
+    """An order read back; a missing or malformed field is a ``ValueError`` naming it."""
+    try:
+        return Order(
+            seq=int(data["seq"]),
+            stage=str(data["stage"]),
+            kind=MissionKind(data["kind"]),
+            capability=str(data["capability"]),
+            visit=int(data.get("visit") or 0),
+            prompt=str(data["prompt"]),
+            check=data.get("check") if isinstance(data.get("check"), str) else None,
+            session_id=data.get("session_id") if isinstance(data.get("session_id"), str) else None,
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"the mission order has no valid {exc}") from None
+
+
+def parse_advice(answer: str) -> tuple[str | None, str]:
+    """An advisor's answer: ``retry``, ``revise`` (with its instruction) or ``escalate``; anything else is
+    no advice, and the default (escalation) stands (SPEC E4)."""
+    words = answer.strip().split(maxsplit=1)
+    if words and words[0].lower().strip(".:,") in ("retry", "revise", "escalate"):
+        return words[0].lower().strip(".:,"), (words[1].strip() if len(words) > 1 else "")
+    return None, ""
