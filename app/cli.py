@@ -109,7 +109,7 @@ def demo(
     keep: Annotated[Path | None, typer.Option("--keep", help="Make the demo repository here and keep it.")] = None,
 ) -> None:
     """Run the feature graph on a fresh demo repository with a scripted agent: no network, a few seconds."""
-    from app.cli_runs import library_dirs
+    from app.graphset import library_dirs
     from app.local.demo import run_demo
 
     typer.echo(run_demo(library_dirs(), keep))
@@ -170,6 +170,38 @@ def step(
 
     result = run_job(JobSettings(workdir.resolve(), run, mission, agent=agent, timeout_s=timeout))
     typer.echo(result.message)
+
+
+@cli.command()
+def handle(
+    finished: Annotated[
+        str | None, typer.Option("--finished", help="Apply this mission job's end: success, failure, cancelled.")
+    ] = None,
+) -> None:
+    """App-less mode: apply the workflow's event to its run, with the job's token (GITHUB_TOKEN).
+
+    Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_RUN_ID and GITHUB_API_URL as Actions sets them. The
+    run id keys the event, so re-running the same workflow run applies it once."""
+    import os
+
+    from app.runner.appless import TokenApp, finished_job_event, handle_event, read_payload
+
+    env = os.environ
+    missing = [name for name in ("GITHUB_EVENT_PATH", "GITHUB_RUN_ID", "GITHUB_TOKEN") if not env.get(name)]
+    if missing:
+        _usage_error(f"{', '.join(missing)} not set: `interlock handle` runs in a GitHub Actions job")
+    payload = read_payload(Path(env["GITHUB_EVENT_PATH"]))
+    event, key = env.get("GITHUB_EVENT_NAME", ""), f"actions-{env['GITHUB_RUN_ID']}"
+    if finished is not None:
+        run_url = (
+            f"{env.get('GITHUB_SERVER_URL', '')}/{env.get('GITHUB_REPOSITORY', '')}/actions/runs/{env['GITHUB_RUN_ID']}"
+        )
+        payload, event, key = finished_job_event(payload, finished, run_url), "workflow_run", f"{key}-finished"
+    app = TokenApp(env["GITHUB_TOKEN"], env.get("GITHUB_API_URL", "https://api.github.com"))
+    from app.graphset import library_dirs
+
+    outcome = handle_event(event, payload, key, app, library_dirs())
+    typer.echo(f"{event}.{payload.get('action', '')}: {outcome.value}")
 
 
 def _parse_visits(text: str) -> dict[str, int]:

@@ -15,12 +15,11 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-import app
 from app.engine import events as ev
 from app.engine.graph import Graph, Policy
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Run
-from app.graphset import find_graph
+from app.graphset import find_graph, library_dirs
 from app.local.config import GateMode, LocalConfig, load_config
 from app.local.missions import now
 from app.local.reports import (
@@ -39,10 +38,6 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run re
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent: claude, codex, aider, demo, or a command.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Local run configuration (YAML).")]
 GatesOpt = Annotated[GateMode | None, typer.Option("--gates", help="ask (terminal), approve (autopilot), stop.")]
-
-
-def library_dirs() -> list[Path]:
-    return [Path.cwd() / "graphs", Path(app.__file__).resolve().parent.parent / "graphs"]
 
 
 def parse_policy(text: str) -> Policy:

@@ -7,6 +7,7 @@ judged on its own, so one broken file never hides the verdict on the others.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,10 @@ def load_team(path: Path) -> Team:
     except yaml.YAMLError as exc:
         raise TeamInvalid([f"{path}: not YAML or JSON: {exc}"]) from None
     return parse_team(data)
+
+
+def library_dirs() -> list[Path]:
+    """Where bundled graphs are looked up: ``$INTERLOCK_LIBRARY`` (the action and the Docker image set it),
+    the current folder's ``graphs/``, then the project's own."""
+    extra = [Path(os.environ["INTERLOCK_LIBRARY"])] if os.environ.get("INTERLOCK_LIBRARY") else []
+    return [*extra, Path.cwd() / "graphs", Path(__file__).resolve().parent.parent / "graphs"]

@@ -17,6 +17,7 @@ policy: {maxCalls: 30}
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
@@ -46,6 +47,14 @@ class RepoConfig(BaseModel):
     gatekeepers: list[str] = Field(default_factory=list)
     autopilot: bool = False
     policy: Policy | None = None
+    runners: dict[str, str | list[str]] = Field(
+        default_factory=dict,
+        description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
+    )
+
+    def runs_on(self, capability: str) -> str:
+        """The mission workflow's ``runner`` input: its ``runs-on`` as JSON, for ``fromJSON`` in the workflow."""
+        return json.dumps(self.runners.get(capability) or self.runners.get("default") or "ubuntu-latest")
 
     def allows(self, permission: str) -> bool:
         return PERMISSION_RANK.get(permission, 0) >= PERMISSION_RANK[self.permission]

@@ -205,7 +205,8 @@ class GitHubRuns:
         issue = int(run.links.get("issue", "0"))
         for effect in effects:
             if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
-                run_url = self._dispatch(run, effect.seq)
+                capability = effect.capability if isinstance(effect, DispatchMission) else "default"
+                run_url = self._dispatch(run, effect.seq, capability)
                 if run_url:
                     jobs[effect.seq] = run_url
             elif isinstance(effect, OpenPullRequest):
@@ -235,7 +236,8 @@ class GitHubRuns:
         jobs: dict[int, str] = {}
         waiting = run.waiting
         if run.status is Status.RUNNING and waiting is not None and not self._has_job(run, waiting.seq):
-            url = self._dispatch(run, waiting.seq)
+            node = graph.node(waiting.stage) if graph.has_stage(waiting.stage) else None
+            url = self._dispatch(run, waiting.seq, node.capability if node else "default")
             if url:
                 jobs[waiting.seq] = url
         elif run.status is Status.GATE_WAIT and "pr" not in run.links:
@@ -250,9 +252,11 @@ class GitHubRuns:
         title = f"interlock {run.id} mission {seq} "
         return any(t.startswith(title) for t in self.api.dispatched_titles(self.repo, run.branch))
 
-    def _dispatch(self, run: Run, seq: int) -> str | None:
+    def _dispatch(self, run: Run, seq: int, capability: str) -> str | None:
+        """A ``workflow_dispatch`` of the mission workflow on the run branch, on the capability's runners."""
         summary = run.mission(seq)
-        inputs = {"run": run.id, "mission": str(seq), "stage": summary.stage if summary else run.stage}
+        stage = summary.stage if summary else run.stage
+        inputs = {"run": run.id, "mission": str(seq), "stage": stage, "runner": self.config().runs_on(capability)}
         workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
         return f"https://github.com/{self.repo}/actions/runs/{workflow_run}" if workflow_run else None
 

@@ -18,7 +18,6 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -78,10 +77,10 @@ async def read_body(request: Request, limit: int) -> bytes:
 def github_router(settings: ServiceSettings) -> Router:
     """The handlers that drive runs on GitHub, with the app's own client and the bundled graph library."""
     from app.github.client import GitHubApp
+    from app.graphset import library_dirs
     from app.webhooks.handlers import service_router
 
-    library = [Path(__file__).resolve().parent.parent.parent / "graphs"]
-    return service_router(GitHubApp(settings), library, settings.app_slug)
+    return service_router(GitHubApp(settings), library_dirs(), settings.app_slug)
 
 
 def create_app(

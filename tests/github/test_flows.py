@@ -150,7 +150,7 @@ def test_label_starts_a_run_with_branch_journal_comment_and_job(world: World) ->
             "repo": REPO,
             "workflow": "interlock.yml",
             "ref": run.branch,
-            "inputs": {"run": run.id, "mission": "1", "stage": "build"},
+            "inputs": {"run": run.id, "mission": "1", "stage": "build", "runner": '"ubuntu-latest"'},
             "return_run_details": True,
         }
     ]
@@ -354,3 +354,55 @@ def test_a_timeout_loses_no_transition_and_applies_none_twice(world: World) -> N
     world.deliver("workflow_run", payload, delivery="job-2")
     assert world.run(issue).version == version and world.run(issue).visits["build"] == 2
     assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1", "2", "3"]
+
+
+def state_json(world: World, path: str) -> Any:
+    return json.loads(world.fake.files_at(REPO, "interlock/state")[path])
+
+
+def test_each_dispatch_stores_the_order_the_job_runs(world: World) -> None:
+    # SPEC GH3: the job runs exactly the prompt the engine assembled, read from the state branch
+    _, issue = world.label()
+    order = state_json(world, f"runs/issue-{issue}/orders/0001-build.json")
+    issue_title = example("issues", "labeled.payload.json")["issue"]["title"]
+    assert (order["seq"], order["stage"], order["kind"], order["capability"]) == (1, "build", "deliver", "coding")
+    assert order["prompt"].startswith("# Interlock mission #1") and issue_title in order["prompt"]
+    world.job_done(issue, 1, "build", "built it")
+    world.review(issue, "changes_requested", body="Use the new API.")
+    amend = state_json(world, f"runs/issue-{issue}/orders/0002-build.json")
+    assert amend["kind"] == "amend" and "Use the new API." in amend["prompt"]
+
+
+def test_missions_run_on_the_runners_of_their_capability(world: World) -> None:
+    # SPEC GH3: GitHub-hosted or self-hosted runners, chosen per capability
+    config = "base: develop\ndefault_graph: small\nrunners:\n  review: [self-hosted, gpu]\n  default: ubuntu-24.04\n"
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built it")
+    world.review(issue, "approved")
+    assert [d["inputs"]["runner"] for d in world.fake.dispatches] == ['"ubuntu-24.04"', '["self-hosted", "gpu"]']
+
+
+def test_a_decision_job_record_routes_a_decide_node(world: World) -> None:
+    # SPEC V8: the record of a decision job is the decision, not a mission
+    graph = {
+        "name": "small",
+        "entry": "triage",
+        "nodes": [
+            {"stage": "triage", "capability": "triage", "decide": True},
+            {"stage": "fix", "capability": "coding"},
+        ],
+        "edges": [
+            {"from": "triage", "verdict": "BUG", "to": "fix"},
+            {"from": "triage", "verdict": "QUESTION", "to": "__end__"},
+            {"from": "fix", "verdict": "PASS", "to": "__end__"},
+        ],
+    }
+    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/small.json", json.dumps(graph))
+    _, issue = world.label()
+    world.job_done(issue, 1, "triage", "It crashes on start.")
+    order = state_json(world, f"runs/issue-{issue}/orders/0002-triage.json")
+    assert order["kind"] == "decide" and "BUG" in order["prompt"] and "QUESTION" in order["prompt"]
+    world.job_done(issue, 2, "triage", "VERDICT: BUG")
+    run = world.run(issue)
+    assert run.stage == "fix" and run.missions[-2].verdict == "BUG" and run.status is Status.RUNNING

@@ -1,0 +1,76 @@
+"""App-less mode: the same handlers as the service, run in a workflow job with the job's ``GITHUB_TOKEN``.
+
+For teams that cannot host the webhook service, the events workflow runs ``interlock handle`` on every
+event the service would receive, and the mission workflow applies its own result when its job ends
+(``interlock handle --finished``), because events made with ``GITHUB_TOKEN`` start no workflow — except
+``workflow_dispatch``, which is how the next mission is dispatched.
+https://docs.github.com/en/actions/writing-workflows/choosing-when-your-workflow-runs/triggering-a-workflow
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from githubkit import TokenAuthStrategy
+
+from app.engine.errors import InterlockError
+from app.github.client import GitHubApp, Installation
+from app.webhooks.delivery import Delivery, at, text_at
+from app.webhooks.handlers import service_router
+from app.webhooks.router import Outcome
+from app.webhooks.settings import DEFAULT_API_URL, ServiceSettings
+
+ACTIONS_BOT = "github-actions"  # the sender of events a workflow's GITHUB_TOKEN caused
+APPLESS_INSTALLATION = 0
+
+
+class TokenApp(GitHubApp):
+    """A ``GitHubApp`` whose every installation is the job's token: the handlers run unchanged."""
+
+    def __init__(self, token: str, api_url: str = DEFAULT_API_URL, transport: httpx.BaseTransport | None = None):
+        super().__init__(ServiceSettings("actions", "", b"", api_url.rstrip("/"), "info", ACTIONS_BOT), transport)
+        self.token = token
+
+    def installation(self, installation_id: int) -> Installation:
+        return Installation(self._github(TokenAuthStrategy(self.token)))
+
+
+def handle_event(event: str, payload: dict[str, Any], delivery_id: str, app: TokenApp, library: list[Path]) -> Outcome:
+    """One event as a delivery of the single (token) installation."""
+    if not isinstance(payload, dict):
+        raise InterlockError(f"the {event} event payload is not a JSON object")
+    delivery = Delivery(event, delivery_id, {**payload, "installation": {"id": APPLESS_INSTALLATION}})
+    return service_router(app, library, ACTIONS_BOT).dispatch(delivery)
+
+
+def finished_job_event(dispatch_payload: dict[str, Any], conclusion: str, run_url: str) -> dict[str, Any]:
+    """The ``workflow_run.completed`` payload a mission job's own end stands for, built from the job's
+    ``workflow_dispatch`` event (its inputs and repository)."""
+    inputs = at(dispatch_payload, "inputs") or {}
+    title = f"interlock {inputs.get('run')} mission {inputs.get('mission')} ({inputs.get('stage')})"
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "display_title": title,
+            "conclusion": conclusion,
+            "html_url": run_url,
+            "updated_at": datetime.now(UTC).isoformat(),
+            "head_branch": text_at(dispatch_payload, "ref"),
+        },
+        "repository": at(dispatch_payload, "repository") or {},
+        "sender": {"login": f"{ACTIONS_BOT}[bot]", "type": "Bot"},
+    }
+
+
+def read_payload(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InterlockError(f"cannot read the event payload {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InterlockError(f"the event payload {path} is not a JSON object")
+    return data
