@@ -63,8 +63,11 @@ class Router:
         return handler(delivery)
 
     def is_own(self, delivery: Delivery) -> bool:
-        """Events the app caused itself (its bot user is the sender) never drive a run."""
-        return bool(self.app_slug) and delivery.sender_is_bot and delivery.sender == f"{self.app_slug}[bot]"
+        """Events the app caused itself (its bot user is the sender) never drive a run — except the end of a
+        job: the app dispatched it, so GitHub names the app as the sender of its ``workflow_run``."""
+        if delivery.event == "workflow_run" or not self.app_slug:
+            return False
+        return delivery.sender_is_bot and delivery.sender == f"{self.app_slug}[bot]"
 
 
 def default_router(app_slug: str | None = None) -> Router:

@@ -98,6 +98,11 @@ def test_events_the_app_caused_are_ignored(settings: ServiceSettings) -> None:
     other = {"action": "created", "sender": {"login": "someone-else[bot]", "type": "Bot"}}
     body, headers = signed("issue_comment", other, delivery="d-2")
     assert client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers).json()["outcome"] == "handled"
+    # SPEC GH3: a job the app dispatched ends with the app as the sender of its workflow_run: still handled
+    router.on("workflow_run", "completed")(lambda d: Outcome.HANDLED)
+    job = {"action": "completed", "sender": {"login": "interlock-app[bot]", "type": "Bot"}}
+    body, headers = signed("workflow_run", job, delivery="d-3")
+    assert client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers).json()["outcome"] == "handled"
 
 
 def test_a_redelivery_is_not_handled_twice(settings: ServiceSettings) -> None:

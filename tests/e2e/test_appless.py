@@ -1,0 +1,113 @@
+"""App-less mode on loopback: no service at all. Each workflow event is one `interlock handle` process with
+the job's token, each mission one `interlock step` process followed by `interlock handle --finished`, as
+the two workflows in `.github/workflows/` run them, against the git-backed GitHub stand-in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_loop import AGENT, REPO, bare_origin, git, now
+from tests.github.git_github import GitBackedGitHub, Loopback
+from tests.github.test_flows import example
+from tests.helpers import ROOT
+
+TOKEN = "ghs_" + "t" * 36
+
+
+class Actions:
+    """What GitHub Actions does in App-less mode: a job per event, a job per dispatched mission."""
+
+    def __init__(self, tmp_path: Path, fake: GitBackedGitHub, api_url: str, origin: Path) -> None:
+        self.tmp, self.fake, self.api_url, self.origin = tmp_path, fake, api_url, origin
+        self.agent = tmp_path / "agent.py"
+        self.agent.write_text(AGENT)
+        self.run_ids = 7000
+        self.done_jobs = 0
+
+    def job(self, argv: list[str], event: str, payload: dict[str, Any]) -> str:
+        self.run_ids += 1
+        path = self.tmp / f"event-{self.run_ids}.json"
+        path.write_text(json.dumps(payload))
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.tmp),
+            "PYTHONPATH": str(ROOT),
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_API_URL": self.api_url,
+            "GITHUB_EVENT_NAME": event,
+            "GITHUB_EVENT_PATH": str(path),
+            "GITHUB_RUN_ID": str(self.run_ids),
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_SERVER_URL": "https://github.com",
+        }
+        result = subprocess.run(
+            [sys.executable, "-m", "app", *argv], env=env, capture_output=True, text=True, timeout=120, cwd=self.tmp
+        )
+        assert result.returncode == 0, result.stderr
+        assert TOKEN not in result.stdout + result.stderr
+        return result.stdout
+
+    def event(self, event: str, payload: dict[str, Any]) -> str:
+        return self.job(["handle"], event, payload)
+
+    def mission(self) -> dict[str, str]:
+        """The next dispatched mission job: `interlock step`, then `interlock handle --finished success`."""
+        dispatch = self.fake.dispatches[self.done_jobs]
+        self.done_jobs += 1
+        inputs = dispatch["inputs"]
+        checkout = self.tmp / f"job-{inputs['mission']}"
+        subprocess.run(["git", "clone", "--quiet", "-b", dispatch["ref"], str(self.origin), str(checkout)], check=True)
+        step = ["step", "--run", inputs["run"], "--mission", inputs["mission"], "--workdir", str(checkout)]
+        self.job([*step, "--agent", f"command:{sys.executable} {self.agent}"], "workflow_dispatch", {})
+        payload = {
+            "inputs": inputs,
+            "ref": f"refs/heads/{dispatch['ref']}",
+            "repository": {"full_name": REPO, "default_branch": "main"},
+            "sender": {"login": "github-actions[bot]", "type": "Bot"},
+        }
+        assert "workflow_run.completed: handled" in self.job(
+            ["handle", "--finished", "success"], "workflow_dispatch", payload
+        )
+        return inputs
+
+
+@pytest.fixture
+def actions(tmp_path: Path) -> Iterator[Actions]:
+    origin = bare_origin(tmp_path)
+    fake = GitBackedGitHub(origin, REPO)
+    fake.permissions.update({(REPO, "alice"): "write", (REPO, "carol"): "admin"})
+    with Loopback(fake) as server:
+        yield Actions(tmp_path, fake, server.url, origin)
+
+
+def test_appless_mode_runs_the_loop_with_workflow_jobs_only(actions: Actions) -> None:
+    # App-less mode (issue 6): the same handlers, driven by workflow events and the job's token
+    labeled = example("issues", "labeled.payload.json")
+    labeled["label"] = {**labeled["label"], "name": "feature-request"}
+    labeled["sender"] = {**labeled["sender"], "login": "alice", "type": "User"}
+    labeled["issue"] = {**labeled["issue"], "labels": [{"name": "feature-request"}], "updated_at": now()}
+    labeled["repository"] = {**labeled["repository"], "full_name": REPO, "default_branch": "main"}
+    issue = labeled["issue"]["number"]
+    assert "issues.labeled: handled" in actions.event("issues", labeled)
+    stages = [actions.mission()["stage"] for _ in range(5)]
+    assert stages == ["build", "review", "build", "review", "polish"]
+    run = json.loads(git(actions.origin, "show", f"interlock/state:runs/issue-{issue}.json"))
+    assert run["status"] == "gate_wait"
+    review = example("pull_request_review", "submitted.payload.json")
+    review["pull_request"]["head"] = {**review["pull_request"]["head"], "ref": f"interlock/issue-{issue}"}
+    review["review"] = {**review["review"], "state": "approved", "user": {"login": "carol"}, "submitted_at": now()}
+    review["repository"] = {**review["repository"], "full_name": REPO, "default_branch": "main"}
+    assert "pull_request_review.submitted: handled" in actions.event("pull_request_review", review)
+    run = json.loads(git(actions.origin, "show", f"interlock/state:runs/issue-{issue}.json"))
+    assert run["status"] == "awaiting_merge" and actions.fake.pulls[int(run["links"]["pr"])]["draft"] is False
+    assert not any(call.endswith("/access_tokens") for call in actions.fake.calls())  # the job's token, no app
+    assert actions.fake.problems == []

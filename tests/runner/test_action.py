@@ -1,0 +1,151 @@
+"""The files a repository uses to run Interlock on GitHub: the action, the workflows, the Dockerfile.
+
+No runner or Docker engine is available here, so each file is read as GitHub (or Docker) reads it and
+checked against the code it calls: the commands and options exist, the inputs the service dispatches are
+the inputs the workflow declares, the run name is what the service parses, and the action's own script is
+executed against a real repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.webhooks.handlers import JOB_TITLE, Handlers
+from app.webhooks.router import Router
+from tests.helpers import ROOT
+from tests.runner.test_job import AGENT, BRANCH, PUSH_TOKEN, READ_TOKEN, RUN, origin, state_file
+
+ACTION = ROOT / "action" / "action.yml"
+MISSION_WORKFLOW = ROOT / ".github" / "workflows" / "interlock.yml"
+EVENTS_WORKFLOW = ROOT / ".github" / "workflows" / "interlock-events.yml"
+__all__ = ["origin"]
+
+
+def load(path: Path) -> dict[Any, Any]:
+    data: dict[Any, Any] = yaml.safe_load(path.read_text())
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as true
+    return data
+
+
+def cli_help(*command: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "app", *command, "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def step_script(name: str) -> dict[str, Any]:
+    steps: list[dict[str, Any]] = load(ACTION)["runs"]["steps"]
+    return next(s for s in steps if s.get("name", "").startswith(name))
+
+
+def test_the_action_installs_itself_in_its_own_environment() -> None:
+    action = load(ACTION)
+    assert action["runs"]["using"] == "composite"
+    assert {"run", "mission", "python-version", "install-args", "agent", "push-token", "read-token"} <= set(
+        action["inputs"]
+    )
+    install = step_script("Install Interlock")
+    assert install["env"]["PROJECT"] == "${{ github.action_path }}/.."  # the action's copy, not the checkout
+    assert '-m venv "$RUNNER_TEMP/interlock-venv"' in install["run"]
+    for step in action["runs"]["steps"]:
+        assert "${{ inputs." not in step.get("run", ""), "inputs reach scripts through env, never interpolated"
+
+
+def test_the_action_calls_commands_that_exist() -> None:
+    run = step_script("Interlock")["run"]
+    assert 'step --run "$RUN_ID" --mission "$MISSION" --timeout "$TIMEOUT"' in run
+    options = cli_help("step")
+    assert all(flag in options for flag in ("--run", "--mission", "--timeout", "INTERLOCK_AGENT"))
+    assert "--finished" in cli_help("handle")
+
+
+def run_action_script(tmp_path: Path, checkout: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The action's last step as the runner runs it, with the venv's `interlock` standing for the install."""
+    venv_bin = tmp_path / "runner-temp" / "interlock-venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    shim = venv_bin / "interlock"
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m app "$@"\n')
+    shim.chmod(0o755)
+    script = step_script("Interlock")["run"]
+    full = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path / "runner-temp"), **env}
+    return subprocess.run(["bash", "-e", "-c", script], cwd=checkout, env=full, capture_output=True, text=True)
+
+
+def test_the_action_script_runs_a_mission(origin: Path, tmp_path: Path) -> None:
+    # SPEC GH3: the job runs the agent and stores the record, through the action's own script
+    checkout = tmp_path / "workspace"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    env = {
+        "COMMAND": "step",
+        "RUN_ID": RUN,
+        "MISSION": "1",
+        "TIMEOUT": "60",
+        "INTERLOCK_AGENT": f"command:{sys.executable} {agent}",
+        "INTERLOCK_PUSH_TOKEN": PUSH_TOKEN,
+        "GITHUB_TOKEN": PUSH_TOKEN,
+        "INTERLOCK_READ_TOKEN": READ_TOKEN,
+        "SEEN": str(tmp_path / "seen.json"),
+    }
+    result = run_action_script(tmp_path, checkout, env)
+    assert result.returncode == 0, result.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert record["status"] == "done" and record["commits"] == 1
+    result = run_action_script(tmp_path / "again", checkout, {**env, "COMMAND": "dance"})
+    assert result.returncode == 2 and "unknown command 'dance'" in result.stdout
+
+
+def test_the_mission_workflow_matches_what_the_service_dispatches_and_parses() -> None:
+    # SPEC GH3: the service finds a job's mission from its run name; dispatch inputs are the declared ones
+    workflow = load(MISSION_WORKFLOW)
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    assert set(inputs) == {"run", "mission", "stage", "runner"} and len(inputs) <= 25
+    name = workflow["run-name"]
+    assert name == "interlock ${{ inputs.run }} mission ${{ inputs.mission }} (${{ inputs.stage }})"
+    rendered = name.replace("${{ inputs.run }}", "issue-12").replace("${{ inputs.mission }}", "3")
+    found = JOB_TITLE.search(rendered.replace("${{ inputs.stage }}", "review"))
+    assert found is not None and found.groups() == ("issue-12", "3", "review")
+    assert workflow["concurrency"]["group"] == "interlock-${{ inputs.run }}"
+    job = workflow["jobs"]["mission"]
+    assert job["runs-on"] == "${{ fromJSON(inputs.runner) }}" and job["timeout-minutes"] > 0
+    checkout = job["steps"][0]
+    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["persist-credentials"] is False
+    assert json.loads(inputs["runner"]["default"]) == "ubuntu-latest"
+
+
+def test_the_events_workflow_listens_to_every_event_the_service_handles() -> None:
+    # App-less mode: the same handlers, driven by workflow events
+    router = Handlers(None, []).register(Router())  # type: ignore[arg-type]
+    handled = {(event, action) for event, action in router.handlers}
+    on = load(EVENTS_WORKFLOW)["on"]
+    listened = {(event, action) for event, spec in on.items() for action in spec["types"]}
+    assert handled == listened
+    manifest = json.loads((ROOT / ".github" / "app-manifest.json").read_text())
+    assert {event for event, _ in handled} <= set(manifest["default_events"])
+
+
+def test_the_dockerfile_serves_the_app_as_a_non_root_user_with_a_healthcheck() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    instructions = [line.split(maxsplit=1) for line in text.replace("\\\n", " ").splitlines() if line.strip()]
+    first = {word: rest for word, rest in reversed([i for i in instructions if not i[0].startswith("#")])}
+    base = re.match(r"python:(\d+)\.(\d+)", first["FROM"])
+    assert base is not None and (int(base[1]), int(base[2])) >= (3, 11)
+    assert first["USER"].strip() not in ("root", "0")
+    assert "COPY pyproject.toml" in text and "pip install ." in text and "COPY graphs" in text
+    cmd = json.loads(first["CMD"])
+    assert cmd[:2] == ["interlock", "serve"] and cmd[cmd.index("--port") + 1] in first["EXPOSE"]
+    assert all(option in cli_help("serve") for option in ("--host", "--port"))
+    assert (
+        "/healthz" in first["HEALTHCHECK"]
+        and '@app.get("/healthz")' in (ROOT / "app" / "webhooks" / "service.py").read_text()
+    )
+    assert os.path.exists(ROOT / ".dockerignore")
