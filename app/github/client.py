@@ -22,6 +22,7 @@ from githubkit.exception import RequestFailed
 from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
 
 from app.engine.errors import InterlockError
+from app.runner.redact import Redactor
 from app.webhooks.settings import ServiceSettings
 
 RETRIES = RetryChainDecision(RetryRateLimit(max_retry=3), RetryServerError(max_retry=3))
@@ -46,6 +47,8 @@ class GitHubApp:
         self.transport = transport
         self.cache = MemCacheStrategy()
         self.calls: Counter[str] = Counter()
+        secrets = [settings.private_key, settings.webhook_secret.decode("utf-8", errors="replace")]
+        self.redactor = Redactor(extra=[s for s in secrets if s])
 
     def _github(self, auth: Any) -> GitHub[Any]:
         return GitHub(
@@ -64,10 +67,11 @@ class GitHubApp:
 
     def installation(self, installation_id: int) -> Installation:
         auth = AppInstallationAuthStrategy(self.settings.app_id, self.settings.private_key, installation_id)
-        return Installation(self._github(auth))
+        return Installation(self._github(auth), self.redactor)
 
     def as_app(self) -> Installation:
-        return Installation(self._github(AppAuthStrategy(self.settings.app_id, self.settings.private_key)))
+        auth = AppAuthStrategy(self.settings.app_id, self.settings.private_key)
+        return Installation(self._github(auth), self.redactor)
 
     def api_calls(self) -> int:
         return sum(self.calls.values())
@@ -76,8 +80,9 @@ class GitHubApp:
 class Installation:
     """REST calls on behalf of one installation, each returning plain data."""
 
-    def __init__(self, github: GitHub[Any]) -> None:
+    def __init__(self, github: GitHub[Any], redactor: Redactor | None = None) -> None:
         self.github = github
+        self.redactor = redactor or Redactor()
 
     def call(
         self,
@@ -146,10 +151,12 @@ class Installation:
         self.call("PATCH", f"/repos/{repo}/git/refs/heads/{branch}", json={"sha": sha, "force": False})
 
     def comment(self, repo: str, issue: int, body: str) -> int:
-        return int(self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": body})["id"])
+        """A comment, with any secret masked (agents' answers and decision files reach comments)."""
+        data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.redactor.text(body)})
+        return int(data["id"])
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
-        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": body})
+        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.redactor.text(body)})
 
     def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
         """``workflow_dispatch`` (at most 25 inputs); with ``return_run_details`` GitHub says the run id."""
@@ -203,7 +210,8 @@ class Installation:
         self.github.graphql(query, {"id": node_id})
 
     def create_issue(self, repo: str, title: str, body: str) -> dict[str, Any]:
-        data = self.call("POST", f"/repos/{repo}/issues", json={"title": title, "body": body})
+        body = self.redactor.text(body)
+        data = self.call("POST", f"/repos/{repo}/issues", json={"title": self.redactor.text(title), "body": body})
         return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
 
     def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.local.config import LocalConfig, agent_for, agent_from_spec
 from app.local.gitops import commit_work, commits_between, delivery_state, head_of, worktree
 from app.runner.orders import parse_advice
+from app.runner.redact import Redactor
 from app.store.journal import encode_json, mission_path
 
 
@@ -150,6 +151,14 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
 
 def _record(
     run: Run, seq: int, stage: str, kind: MissionKind, prompt: str, outcome: AgentOutcome, commits: int = 0
+) -> dict[str, Any]:
+    """The mission record, secrets masked (an agent may print a key it read)."""
+    record: dict[str, Any] = Redactor().data(_fields(run, seq, stage, kind, prompt, outcome, commits))
+    return record
+
+
+def _fields(
+    run: Run, seq: int, stage: str, kind: MissionKind, prompt: str, outcome: AgentOutcome, commits: int
 ) -> dict[str, Any]:
     return {
         "run": run.id,

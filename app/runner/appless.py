@@ -19,6 +19,7 @@ from githubkit import TokenAuthStrategy
 
 from app.engine.errors import InterlockError
 from app.github.client import GitHubApp, Installation
+from app.runner.redact import Redactor
 from app.webhooks.delivery import Delivery, at, text_at
 from app.webhooks.handlers import service_router
 from app.webhooks.router import Outcome
@@ -36,7 +37,7 @@ class TokenApp(GitHubApp):
         self.token = token
 
     def installation(self, installation_id: int) -> Installation:
-        return Installation(self._github(TokenAuthStrategy(self.token)))
+        return Installation(self._github(TokenAuthStrategy(self.token)), Redactor(extra=[self.token]))
 
 
 def handle_event(event: str, payload: dict[str, Any], delivery_id: str, app: TokenApp, library: list[Path]) -> Outcome:

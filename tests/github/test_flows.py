@@ -406,3 +406,13 @@ def test_a_decision_job_record_routes_a_decide_node(world: World) -> None:
     world.job_done(issue, 2, "triage", "VERDICT: BUG")
     run = world.run(issue)
     assert run.stage == "fix" and run.missions[-2].verdict == "BUG" and run.status is Status.RUNNING
+
+
+def test_secrets_never_reach_a_comment(world: World) -> None:
+    # issue 6: secrets are redacted from everything written to comments
+    _, issue = world.label()
+    leaked = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+    world.job_done(issue, 1, "build", f"Which key? I found {leaked} in .env\nVERDICT: NEEDS_INPUT")
+    bodies = [c["body"] for c in world.fake.comments.values()]
+    question = next(body for body in bodies if "needs an answer from a person" in body)
+    assert "[redacted]" in question and all(leaked not in body for body in bodies)
