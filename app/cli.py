@@ -169,6 +169,8 @@ def step(
     from app.runner.job import JobSettings, run_job
 
     result = run_job(JobSettings(workdir.resolve(), run, mission, agent=agent, timeout_s=timeout))
+    if result.answer:  # folded in the Actions log; the full record is on the state branch
+        typer.echo(f"::group::Answer of mission {mission}\n{result.answer}\n::endgroup::")
     typer.echo(result.message)
 
 

@@ -52,6 +52,7 @@ class JobResult:
     status: MissionStatus | None
     commits: int
     message: str
+    answer: str = ""  # redacted, for the job's log
 
 
 def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResult:
@@ -71,7 +72,8 @@ def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResu
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
     remote.add_files(settings.state_branch, {path: encode_json(record)}, message)
-    return JobResult(path, outcome.status, commits, redactor.text(f"{message}; {commits} commit(s) pushed"))
+    summary = redactor.text(f"{message}; {commits} commit(s) pushed")
+    return JobResult(path, outcome.status, commits, summary, str(record["answer"]))
 
 
 def _read_run(remote: Remote, settings: JobSettings) -> tuple[str, Run]:
@@ -98,11 +100,11 @@ def _read_order(remote: Remote, state: str, run: Run, seq: int) -> Order:
 def _work(
     remote: Remote, run: Run, order: Order, settings: JobSettings, env: dict[str, str]
 ) -> tuple[AgentOutcome, int]:
-    """Run the agent on the run branch, then commit and push what it changed."""
+    """Run the agent (or the check) on the run branch, then commit and push what it changed."""
     if remote.fetch(run.branch) is None:
         raise JobError(f"the run branch `{run.branch}` does not exist")
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
-    before = remote.git("rev-parse", "HEAD").decode().strip()
+    before = remote.head()
     call = AgentCall(
         prompt=order.prompt,
         workdir=settings.workdir,
@@ -119,13 +121,26 @@ def _work(
         outcome = run_check(call, order.check) if order.check else agent_from_spec(settings.agent).run(call)
     if order.kind in (MissionKind.DECIDE, MissionKind.ADVISOR):
         return outcome, 0
-    commit_work(settings.workdir, f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
-    head = remote.git("rev-parse", "HEAD").decode().strip()
-    commits = int(remote.git("rev-list", "--count", f"{before}..{head}").decode()) if head != before else 0
-    if commits and not remote.push(head, run.branch):
-        failed = f"{outcome.answer}\n\n[Interlock: the run branch moved while the agent worked; nothing was pushed]"
-        return outcome.with_(status=MissionStatus.FAILED, answer=failed), 0
+    return _deliver(remote, run, order, outcome, before)
+
+
+def _deliver(remote: Remote, run: Run, order: Order, outcome: AgentOutcome, before: str) -> tuple[AgentOutcome, int]:
+    """Commit the agent's changes and push them; history the agent rewrote, or a branch that moved meanwhile,
+    is never forced: the mission then fails, and a person decides."""
+    commit_work(remote.workdir, f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
+    head = remote.head()
+    if head == before:
+        return outcome, 0
+    if not remote.is_ancestor(before, head):
+        return _failed(outcome, "the agent rewrote the run branch's history; nothing was pushed"), 0
+    commits = int(remote.git("rev-list", "--count", f"{before}..{head}").decode())
+    if not remote.push(head, run.branch):
+        return _failed(outcome, "the run branch moved while the agent worked; nothing was pushed"), 0
     return outcome, commits
+
+
+def _failed(outcome: AgentOutcome, why: str) -> AgentOutcome:
+    return outcome.with_(status=MissionStatus.FAILED, answer=f"{outcome.answer}\n\n[Interlock: {why}]")
 
 
 @contextlib.contextmanager

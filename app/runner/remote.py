@@ -52,6 +52,13 @@ class Remote:
             raise RemoteError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()[:500]}")
         return result.stdout
 
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD").decode().strip()
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        result = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=self.workdir, env=self.env)
+        return result.returncode == 0
+
     def fetch(self, branch: str) -> str | None:
         """The remote head of ``branch`` (fetched), or ``None`` when the branch does not exist."""
         found = self.git("ls-remote", self.name, f"refs/heads/{branch}").decode().split()

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,37 @@ def test_the_dockerfile_serves_the_app_as_a_non_root_user_with_a_healthcheck() -
         and '@app.get("/healthz")' in (ROOT / "app" / "webhooks" / "service.py").read_text()
     )
     assert os.path.exists(ROOT / ".dockerignore")
+
+
+def test_the_images_command_serves_and_its_healthcheck_sees_it(tmp_path: Path) -> None:
+    # the Dockerfile's CMD and HEALTHCHECK, run as the image would (port changed, no Docker engine here)
+    from tests.e2e.test_loop import free_port
+    from tests.webhooks.conftest import pem_key
+
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    cmd = json.loads(re.search(r"^CMD (\[.*\])$", text, re.M)[1])  # type: ignore[index]
+    probe = json.loads(re.search(r"HEALTHCHECK .*?CMD (\[.*\])$", text, re.M)[1])  # type: ignore[index]
+    port = str(free_port())
+    cmd[cmd.index("--port") + 1] = port
+    assert probe[0] == "python"
+    probe = [sys.executable, *(part.replace("8000", port) for part in probe[1:])]
+    env = {**os.environ, "GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_PRIVATE_KEY": pem_key()}
+    env["PYTHONPATH"] = str(ROOT)
+    assert subprocess.run(probe, capture_output=True, timeout=30).returncode != 0  # nothing listens yet
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", *cmd[1:]],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            if subprocess.run(probe, capture_output=True, timeout=30).returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the health check never passed")
+    finally:
+        server.terminate()
+        server.wait(timeout=15)

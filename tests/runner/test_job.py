@@ -38,6 +38,9 @@ pathlib.Path(os.environ["SEEN"]).write_text(json.dumps({"env": dict(os.environ),
 mode = os.environ.get("MODE", "work")
 if mode == "crash":
     print("segfault-ish"); sys.exit(3)
+if mode == "rewrite":
+    import subprocess
+    subprocess.run(["git", "reset", "--quiet", "--hard", "HEAD~1"], check=True)
 pathlib.Path("hello.txt").write_text("hello\n")
 if mode == "leak":
     print("I found " + os.environ.get("ANTHROPIC_API_KEY", "") + " and ghp_abcdefghijklmnopqrstuvwxyz0123")
@@ -49,9 +52,9 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture
-def origin(tmp_path: Path) -> Path:
-    """A bare origin with `develop`, the run branch (an empty start commit) and the state branch."""
+def seed_origin(tmp_path: Path, nodes: list[dict[str, Any]] | None = None, stop: bool = False) -> Path:
+    """A bare origin with `develop`, the run branch (an empty start commit) and the state branch holding the
+    run record and the first mission's order, as the service saves them."""
     bare = tmp_path / "origin.git"
     subprocess.run(["git", "init", "--quiet", "--bare", "-b", "develop", str(bare)], check=True)
     seed = tmp_path / "seed"
@@ -63,16 +66,22 @@ def origin(tmp_path: Path) -> Path:
     remote.git("push", "--quiet", "origin", "HEAD:refs/heads/develop")
     remote.git("commit", "--quiet", "--allow-empty", "-m", "interlock: start")
     remote.git("push", "--quiet", "origin", f"HEAD:refs/heads/{BRANCH}")
-    g = parse_graph(graph([node("build"), node("review", "review")], [edge("build", "PASS", "review")], entry="build"))
+    nodes = nodes or [node("build"), node("review", "review")]
+    g = parse_graph(graph(nodes, [edge("build", "PASS", "review")], entry="build"))
     start = Start(key="s", at=datetime(2026, 11, 30, tzinfo=UTC), run_id=RUN, title="Add hello", body="Say hi.")
     run, effects = step(None, start, g)
     dispatch = next(e for e in effects if isinstance(e, DispatchMission))
     files = {
-        record_path(RUN): encode_record(run),
+        record_path(RUN): encode_record(run.but(stop_requested=stop)),
         order_path(RUN, dispatch.seq, dispatch.stage): encode_json(mission_order(dispatch)),
     }
     remote.add_files(STATE_BRANCH, files, "interlock: start run")
     return bare
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    return seed_origin(tmp_path)
 
 
 def job(
@@ -181,3 +190,38 @@ def test_the_redactor_masks_secret_values_and_known_shapes() -> None:
     assert redactor.text(text) == f"key {MASK}, home /home/someone, {MASK} and 1"
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
     assert redactor.data({"a": [key, 3]}) == {"a": [MASK, 3]}
+
+
+def test_a_stop_requested_before_the_job_began_is_recorded_as_skipped(tmp_path: Path) -> None:
+    # SPEC J4: checked before the mission starts; the agent never runs
+    origin = seed_origin(tmp_path, stop=True)
+    result, _ = job(origin, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert state_file(origin, "runs/issue-7/missions/0001-build.json")["status"] == "skipped"
+    assert not (tmp_path / "seen.json").exists()
+
+
+def test_a_check_node_runs_its_command_in_the_job(tmp_path: Path) -> None:
+    # SPEC V7: the command's exit code is the verdict; no agent
+    origin = seed_origin(tmp_path, nodes=[node("build", check="test -f README.md"), node("review", "review")])
+    result, _ = job(origin, tmp_path)
+    assert result.returncode == 0, result.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert (record["kind"], record["exit_code"], record["agent"]) == ("check", 0, "check")
+    assert "$ test -f README.md" in record["answer"] and not (tmp_path / "seen.json").exists()
+
+
+def test_history_the_agent_rewrote_is_never_pushed(origin: Path, tmp_path: Path) -> None:
+    # SPEC GH2: the runner pushes fast-forwards only; the mission fails and a person decides
+    head = git(origin, "rev-parse", BRANCH)
+    result, _ = job(origin, tmp_path, mode="rewrite")
+    assert result.returncode == 0, result.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert record["status"] == "failed" and "rewrote the run branch's history" in record["answer"]
+    assert git(origin, "rev-parse", BRANCH) == head
+
+
+def test_the_answer_is_folded_into_the_job_log(origin: Path, tmp_path: Path) -> None:
+    result, _ = job(origin, tmp_path)
+    assert "::group::Answer of mission 1\nAdded hello.txt\nVERDICT: PASS" in result.stdout
+    assert "::endgroup::" in result.stdout and "1 commit(s) pushed" in result.stdout
