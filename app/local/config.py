@@ -17,8 +17,6 @@ team:
 
 from __future__ import annotations
 
-import shlex
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -27,9 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.agents.base import Agent
-from app.agents.command import CommandAgent
-from app.agents.http import anthropic_agent, openai_agent
-from app.agents.presets import AiderAgent, ClaudeAgent, CodexAgent
+from app.agents.spec import agent_from_spec
 from app.engine.context import Tiers
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
@@ -73,24 +69,6 @@ def load_config(path: Path | None) -> LocalConfig:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"config {path}: {problems}") from None
-
-
-def agent_from_spec(spec: str) -> Agent:
-    """A preset name (``claude``, ``codex``, ``aider``, ``demo``), ``openai:MODEL[@URL]``,
-    ``anthropic:MODEL``, or any command line."""
-    name, _, rest = spec.partition(":")
-    if spec == "demo":
-        return CommandAgent([sys.executable, "-m", "app.agents.demo"], name="demo")
-    if spec in ("claude", "codex", "aider"):
-        return {"claude": ClaudeAgent, "codex": CodexAgent, "aider": AiderAgent}[spec]()
-    if name in ("openai", "anthropic") and rest:
-        model, _, url = rest.partition("@")
-        return openai_agent(model, url or None) if name == "openai" else anthropic_agent(model, url or None)
-    if name == "command" and rest:
-        spec = rest
-    if not shlex.split(spec):
-        raise ConfigError("an empty agent command")
-    return CommandAgent(spec, name=shlex.split(spec)[0].rsplit("/", 1)[-1])
 
 
 def role_for(config: LocalConfig, capability: str) -> Role | None:

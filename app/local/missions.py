@@ -7,17 +7,13 @@ prompt, answer, usage, timing, commits — is stored once beside the run record 
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import git
 
-from app.agents.base import AgentCall, AgentOutcome
-from app.agents.command import run_process
+from app.agents.base import AgentCall
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
 from app.engine.prompt import assemble_prompt
@@ -25,7 +21,7 @@ from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.local.config import LocalConfig, agent_for, agent_from_spec
 from app.local.gitops import commit_work, commits_between, delivery_state, head_of, worktree
 from app.runner.orders import parse_advice
-from app.runner.redact import Redactor
+from app.runner.records import mission_record, run_check
 from app.store.journal import encode_json, mission_path
 
 
@@ -80,7 +76,7 @@ def run_mission(repo: git.Repo, run: Run, effect: DispatchMission, config: Local
         model=outcome.model,
         git=delivery_state(repo, run.branch, run.base),
     )
-    record = _record(run, effect.seq, effect.stage, effect.kind, prompt, outcome, commits=commits)
+    record = mission_record(run.id, effect.seq, effect.stage, effect.kind, outcome, commits, prompt=prompt)
     return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
 
 
@@ -88,23 +84,6 @@ def skipped(run: Run, effect: DispatchMission) -> Done:
     """The stop was requested before the mission started: report it not started (SPEC J4)."""
     event = MissionFinished(key=effect.key, at=now(), seq=effect.seq, status=MissionStatus.SKIPPED)
     return Done(event, {})
-
-
-def run_check(call: AgentCall, command: str) -> AgentOutcome:
-    """A check node: the command's exit code is the verdict (SPEC V7); its output enters the context."""
-    env = {**os.environ, **call.variables()}
-    started = time.monotonic()
-    code, out, err, timed_out = run_process(["/bin/sh", "-c", f"{command} 2>&1"], call, env, stdin="")
-    status = MissionStatus.TIMEOUT if timed_out else MissionStatus.DONE
-    answer = f"$ {command}\n{(out + err).strip()[-8000:]}\n(exit code {code})"
-    return AgentOutcome(
-        status=status,
-        answer=answer,
-        exit_code=code,
-        agent="check",
-        usage=Usage(calls=0),
-        duration_s=round(time.monotonic() - started, 3),
-    )
 
 
 def _side_call(
@@ -129,7 +108,7 @@ def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) ->
     timeout = min(config.timeout_s, 300)
     outcome = agent.run(_side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout))
     answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
-    record = _record(run, effect.seq, effect.stage, MissionKind.DECIDE, effect.prompt, outcome)
+    record = mission_record(run.id, effect.seq, effect.stage, MissionKind.DECIDE, outcome, prompt=effect.prompt)
     event = DecisionReturned(key=effect.key, at=now(), seq=effect.seq, answer=answer, usage=outcome.usage)
     return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
 
@@ -147,36 +126,6 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
         key=effect.key, at=now(), seq=effect.seq, advice=advice, instruction=instruction, usage=usage
     )
     return Done(event, {})
-
-
-def _record(
-    run: Run, seq: int, stage: str, kind: MissionKind, prompt: str, outcome: AgentOutcome, commits: int = 0
-) -> dict[str, Any]:
-    """The mission record, secrets masked (an agent may print a key it read)."""
-    record: dict[str, Any] = Redactor().data(_fields(run, seq, stage, kind, prompt, outcome, commits))
-    return record
-
-
-def _fields(
-    run: Run, seq: int, stage: str, kind: MissionKind, prompt: str, outcome: AgentOutcome, commits: int
-) -> dict[str, Any]:
-    return {
-        "run": run.id,
-        "seq": seq,
-        "stage": stage,
-        "kind": kind.value,
-        "status": outcome.status.value,
-        "agent": outcome.agent,
-        "model": outcome.model,
-        "exit_code": outcome.exit_code,
-        "duration_s": outcome.duration_s,
-        "usage": outcome.usage.json_data(),
-        "session_id": outcome.session_id,
-        "commits": commits,
-        "finished_at": now().isoformat(),
-        "prompt": prompt,
-        "answer": outcome.answer,
-    }
 
 
 def _role_model(config: LocalConfig, capability: str) -> str | None:

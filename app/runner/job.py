@@ -13,17 +13,15 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from app.agents.base import AgentCall, AgentOutcome
+from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
-from app.local.config import agent_from_spec
 from app.local.gitops import commit_work
-from app.local.missions import run_check
 from app.runner.orders import Order, read_order
+from app.runner.records import mission_record, run_check
 from app.runner.redact import Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
@@ -68,7 +66,7 @@ def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResu
         commits = 0
     else:
         outcome, commits = _work(remote, run, order, settings, env)
-    record = redactor.data(_record(run, order, outcome, commits))
+    record = mission_record(run.id, order.seq, order.stage, order.kind, outcome, commits, redactor=redactor)
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
     remote.add_files(settings.state_branch, {path: encode_json(record)}, message)
@@ -158,23 +156,3 @@ def agent_environment(read_token: str | None) -> Iterator[None]:
         for name in ("GITHUB_TOKEN", "GH_TOKEN"):
             os.environ.pop(name, None)
         os.environ.update(saved)
-
-
-def _record(run: Run, order: Order, outcome: AgentOutcome, commits: int) -> dict[str, Any]:
-    return {
-        "run": run.id,
-        "seq": order.seq,
-        "stage": order.stage,
-        "kind": order.kind.value,
-        "status": outcome.status.value,
-        "answer": outcome.answer,
-        "commits": commits,
-        "usage": outcome.usage.json_data(),
-        "exit_code": outcome.exit_code,
-        "duration_s": outcome.duration_s,
-        "agent": outcome.agent,
-        "model": outcome.model,
-        "session_id": outcome.session_id,
-        "finished_at": datetime.now(UTC).isoformat(),
-        "runner": os.environ.get("RUNNER_NAME", ""),
-    }

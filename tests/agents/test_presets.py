@@ -15,8 +15,8 @@ from app.agents.base import AgentCall
 from app.agents.command import CommandAgent
 from app.agents.http import AnthropicAgent, OpenAIChatAgent
 from app.agents.presets import AiderAgent, ClaudeAgent, CodexAgent
+from app.agents.spec import AgentSpecError, agent_from_spec
 from app.engine.record import MissionKind, MissionStatus
-from app.local.config import ConfigError, agent_from_spec
 
 PROMPT = "Review the change.\nEnd with VERDICT: PASS or FAIL.\n"
 
@@ -394,5 +394,5 @@ def test_agent_from_spec_anything_else_is_a_command(spec: str, name: str) -> Non
 @pytest.mark.parametrize("spec", ["", "   "])
 def test_agent_from_spec_refuses_an_empty_command(spec: str) -> None:
     # ARCHITECTURE agent protocol: an agent is a command; an empty one is a configuration error
-    with pytest.raises(ConfigError):
+    with pytest.raises(AgentSpecError):
         agent_from_spec(spec)

@@ -1,0 +1,66 @@
+"""What every mission leaves behind, in the job and on a local run alike: the check of a check node, and the
+mission record stored once beside the run record (SPEC C5), secrets masked.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from app.agents.base import AgentCall, AgentOutcome
+from app.agents.command import run_process
+from app.engine.record import MissionKind, MissionStatus, Usage
+from app.runner.redact import Redactor
+
+
+def run_check(call: AgentCall, command: str) -> AgentOutcome:
+    """A check node: the command's exit code is the verdict (SPEC V7); its output enters the context."""
+    env = {**os.environ, **call.variables()}
+    started = time.monotonic()
+    code, out, err, timed_out = run_process(["/bin/sh", "-c", f"{command} 2>&1"], call, env, stdin="")
+    status = MissionStatus.TIMEOUT if timed_out else MissionStatus.DONE
+    answer = f"$ {command}\n{(out + err).strip()[-8000:]}\n(exit code {code})"
+    return AgentOutcome(
+        status=status,
+        answer=answer,
+        exit_code=code,
+        agent="check",
+        usage=Usage(calls=0),
+        duration_s=round(time.monotonic() - started, 3),
+    )
+
+
+def mission_record(
+    run_id: str,
+    seq: int,
+    stage: str,
+    kind: MissionKind,
+    outcome: AgentOutcome,
+    commits: int = 0,
+    prompt: str | None = None,
+    redactor: Redactor | None = None,
+) -> dict[str, Any]:
+    """The mission record, secrets masked (an agent may print a key it read). The prompt is kept when the
+    engine's order is not stored elsewhere (a local run)."""
+    record: dict[str, Any] = {
+        "run": run_id,
+        "seq": seq,
+        "stage": stage,
+        "kind": kind.value,
+        "status": outcome.status.value,
+        "answer": outcome.answer,
+        "commits": commits,
+        "usage": outcome.usage.json_data(),
+        "exit_code": outcome.exit_code,
+        "duration_s": outcome.duration_s,
+        "agent": outcome.agent,
+        "model": outcome.model,
+        "session_id": outcome.session_id,
+        "finished_at": datetime.now(UTC).isoformat(),
+    }
+    if prompt is not None:
+        record["prompt"] = prompt
+    masked: dict[str, Any] = (redactor or Redactor()).data(record)
+    return masked
