@@ -54,6 +54,8 @@ class JobResult:
 
 
 def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResult:
+    """One mission, start to stored record. Raises ``InterlockError`` (the job fails, and the service counts
+    the mission as not done) only when the record cannot be stored."""
     env = dict(os.environ if env is None else env)
     redactor = Redactor(env)
     remote = Remote(settings.workdir, token=env.get("INTERLOCK_PUSH_TOKEN") or env.get("GITHUB_TOKEN"))
