@@ -35,7 +35,7 @@ class Remote:
         self.workdir = workdir
         self.name = name
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_CONFIG_")}
-        self.env |= {"GIT_TERMINAL_PROMPT": "0", **IDENTITY}
+        self.env |= {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **IDENTITY}  # messages parsed below are English
         if token:
             header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
             self.env |= {
@@ -60,12 +60,15 @@ class Remote:
         return result.returncode == 0
 
     def fetch(self, branch: str) -> str | None:
-        """The remote head of ``branch`` (fetched), or ``None`` when the branch does not exist."""
-        found = self.git("ls-remote", self.name, f"refs/heads/{branch}").decode().split()
-        if not found:
-            return None
-        self.git("fetch", "--quiet", "--no-tags", self.name, f"+refs/heads/{branch}:refs/interlock/{branch}")
-        return found[0]
+        """The remote head of ``branch``, fetched as ``refs/interlock/<branch>``; ``None`` when there is no such
+        branch. One round trip: the head returned is the very commit fetched."""
+        try:
+            self.git("fetch", "--quiet", "--no-tags", self.name, f"+refs/heads/{branch}:refs/interlock/{branch}")
+        except RemoteError as exc:
+            if "couldn't find remote ref" in str(exc):
+                return None
+            raise
+        return self.git("rev-parse", f"refs/interlock/{branch}").decode().strip()
 
     def show(self, commit: str, path: str) -> bytes | None:
         try:
