@@ -1,9 +1,13 @@
-"""``interlock step``: one mission in an Actions job (SPEC GH2, GH3).
+"""``interlock step``: one mission in Actions jobs (SPEC GH2, GH3).
 
-Read the run record and the mission's order from the state branch; check out the run branch; run the
-agent with the read-only token only; then, in this code and after the agent exited, commit its work, push
-it to the run branch and store the mission record on the state branch. The service reads that record when
-the job's ``workflow_run`` completes; a job that stores none is a mission that did not end done (E1).
+Two phases, each in its own job of the mission workflow:
+- **work** (read-only token): read the run record and the mission's order from the state branch, check out
+  the run branch, run the agent (or the check), commit its changes locally, and hand off the outcome and
+  the commits (``app/runner/handoff.py``);
+- **deliver** (write token, no checkout, nothing of the agent's runs): check the commits fast-forward the
+  run branch and touch no workflow file, push them, and store the mission record on the state branch.
+The service reads that record when the job's ``workflow_run`` completes; a job that stores none is a
+mission that did not end done (E1). Without a phase, both run in one process, for a runner you trust.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +24,7 @@ from app.agents.base import AgentCall, AgentOutcome
 from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
-from app.local.gitops import commit_work
+from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.orders import Order, read_order
 from app.runner.records import mission_record, run_check
 from app.runner.redact import Redactor
@@ -27,7 +32,18 @@ from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
 
 WRITE_TOKENS = ("INTERLOCK_PUSH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
-RUNNER_SECRETS = ("ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL")
+RUNNER_SECRETS = (
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_RESULTS_URL",
+    "ACTIONS_CACHE_URL",
+    "GITHUB_ENV",  # files whose lines change later steps' environment and path: not the agent's to write
+    "GITHUB_PATH",
+    "GITHUB_OUTPUT",
+    "GITHUB_STATE",
+)
+PROTECTED = (".github/workflows/",)
 
 
 class JobError(InterlockError):
@@ -42,11 +58,12 @@ class JobSettings:
     agent: str = "claude"
     state_branch: str = STATE_BRANCH
     timeout_s: float = 3600.0
+    remote: str = "origin"
 
 
 @dataclass(frozen=True)
 class JobResult:
-    stored: str | None  # the mission record's path, None when the run no longer waits for this mission
+    stored: str | None  # the mission record's path; None when nothing was stored
     status: MissionStatus | None
     commits: int
     message: str
@@ -54,20 +71,66 @@ class JobResult:
 
 
 def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResult:
-    """One mission, start to stored record. Raises ``InterlockError`` (the job fails, and the service counts
-    the mission as not done) only when the record cannot be stored."""
+    """Both phases in one process. Raises ``InterlockError`` only when the record cannot be stored."""
+    with tempfile.TemporaryDirectory(prefix="interlock-handoff-") as folder:
+        worked = work_phase(settings, Path(folder), env)
+        if worked is not None:
+            return worked
+        return deliver_phase(settings, Path(folder), "success", env)
+
+
+def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None = None) -> JobResult | None:
+    """Run the mission and write the hand-off; a ``JobResult`` instead when there is nothing to do."""
+    env = dict(os.environ if env is None else env)
+    remote = Remote(settings.workdir, token=env.get("GITHUB_TOKEN"), remote=settings.remote)
+    state, run = read_run(remote, settings)
+    if not awaits(run, settings.seq):
+        return JobResult(None, None, 0, f"run {run.id} no longer waits for mission {settings.seq}: nothing to do")
+    order = read_order_at(remote, state, run, settings.seq)
+    if run.stop_requested:
+        skipped = AgentOutcome(status=MissionStatus.SKIPPED, answer="A stop was requested before this mission began.")
+        Handoff(order.seq, skipped, None, None).write(handoff)
+        return None
+    if remote.fetch(run.branch) is None:
+        raise JobError(f"the run branch `{run.branch}` does not exist")
+    remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
+    base = remote.head()
+    with agent_environment(env.get("INTERLOCK_READ_TOKEN")):
+        outcome = (
+            run_check(_call(run, order, settings), order.check)
+            if order.check
+            else (agent_from_spec(settings.agent).run(_call(run, order, settings)))
+        )
+    head = None
+    if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR):
+        remote.commit_all(f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
+        head = remote.head()
+        if head != base:
+            remote.git("update-ref", BUNDLE_REF, head)
+            remote.git("bundle", "create", "--quiet", str(handoff / BUNDLE_FILE), BUNDLE_REF, f"^{base}")
+    Handoff(order.seq, outcome, base, head if head != base else None).write(handoff)
+    return None
+
+
+def deliver_phase(
+    settings: JobSettings, handoff: Path, work_result: str, env: dict[str, str] | None = None
+) -> JobResult:
+    """Check and push the agent's commits, then store the mission record (compare-and-swap)."""
     env = dict(os.environ if env is None else env)
     redactor = Redactor(env)
-    remote = Remote(settings.workdir, token=env.get("INTERLOCK_PUSH_TOKEN") or env.get("GITHUB_TOKEN"))
-    state, run = _read_run(remote, settings)
-    if run.waiting is None or run.waiting.seq != settings.seq:
+    token = env.get("INTERLOCK_PUSH_TOKEN") or env.get("GITHUB_TOKEN")
+    remote = Remote(settings.workdir, token=token, remote=settings.remote)
+    state, run = read_run(remote, settings)
+    if not awaits(run, settings.seq):
         return JobResult(None, None, 0, f"run {run.id} no longer waits for mission {settings.seq}: nothing to do")
-    order = _read_order(remote, state, run, settings.seq)
-    if run.stop_requested:
-        outcome = AgentOutcome(status=MissionStatus.SKIPPED, answer="A stop was requested before this mission began.")
-        commits = 0
-    else:
-        outcome, commits = _work(remote, run, order, settings, env)
+    order = read_order_at(remote, state, run, settings.seq)
+    handed = read_handoff(handoff, settings.seq)
+    if handed is None:
+        missing = f"The agent's job ended {work_result or 'unknown'} without handing over its outcome."
+        handed = Handoff(order.seq, AgentOutcome(status=MissionStatus.CRASHED, answer=missing), None, None)
+    outcome, commits = handed.outcome, 0
+    if handed.head is not None:
+        outcome, commits = push_work(remote, run.branch, handed, handoff / BUNDLE_FILE)
     record = mission_record(run.id, order.seq, order.stage, order.kind, outcome, commits, redactor=redactor)
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
@@ -76,7 +139,27 @@ def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResu
     return JobResult(path, outcome.status, commits, summary, str(record["answer"]))
 
 
-def _read_run(remote: Remote, settings: JobSettings) -> tuple[str, Run]:
+def push_work(remote: Remote, branch: str, handed: Handoff, bundle: Path) -> tuple[AgentOutcome, int]:
+    """Push the agent's commits if they fast-forward the run branch and leave workflow files alone; otherwise
+    nothing is pushed and the mission fails, for a person to decide."""
+    tip = remote.fetch(branch)
+    try:
+        remote.git("fetch", "--quiet", str(bundle), f"+{BUNDLE_REF}:{BUNDLE_REF}")
+    except InterlockError as exc:
+        return _failed(handed.outcome, f"the agent's commits could not be read ({exc})"), 0
+    head = remote.head(BUNDLE_REF)
+    if tip is None or head != handed.head or not remote.is_ancestor(tip, head):
+        return _failed(handed.outcome, "the agent's commits do not fast-forward the run branch; nothing was pushed"), 0
+    changed = remote.git("diff", "--name-only", tip, head).decode().splitlines()
+    if any(path.startswith(PROTECTED) for path in changed):
+        return _failed(handed.outcome, "the agent changed workflow files (.github/workflows); nothing was pushed"), 0
+    commits = int(remote.git("rev-list", "--count", f"{tip}..{head}").decode())
+    if not remote.push(head, branch):
+        return _failed(handed.outcome, "the run branch moved while the agent worked; nothing was pushed"), 0
+    return handed.outcome, commits
+
+
+def read_run(remote: Remote, settings: JobSettings) -> tuple[str, Run]:
     state = remote.fetch(settings.state_branch)
     if state is None:
         raise JobError(f"the repository has no `{settings.state_branch}` branch: is Interlock installed?")
@@ -86,7 +169,11 @@ def _read_run(remote: Remote, settings: JobSettings) -> tuple[str, Run]:
     return state, Run.from_journal(raw)
 
 
-def _read_order(remote: Remote, state: str, run: Run, seq: int) -> Order:
+def awaits(run: Run, seq: int) -> bool:
+    return run.waiting is not None and run.waiting.seq == seq
+
+
+def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
     names = [n for n in remote.names(state, f"runs/{run.id}/orders") if n.startswith(f"{seq:04d}-")]
     data = remote.show(state, f"runs/{run.id}/orders/{names[0]}") if names else None
     if data is None:
@@ -97,15 +184,8 @@ def _read_order(remote: Remote, state: str, run: Run, seq: int) -> Order:
         raise JobError(f"the order of mission {seq} is unreadable: {exc}") from None
 
 
-def _work(
-    remote: Remote, run: Run, order: Order, settings: JobSettings, env: dict[str, str]
-) -> tuple[AgentOutcome, int]:
-    """Run the agent (or the check) on the run branch, then commit and push what it changed."""
-    if remote.fetch(run.branch) is None:
-        raise JobError(f"the run branch `{run.branch}` does not exist")
-    remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
-    before = remote.head()
-    call = AgentCall(
+def _call(run: Run, order: Order, settings: JobSettings) -> AgentCall:
+    return AgentCall(
         prompt=order.prompt,
         workdir=settings.workdir,
         run_id=run.id,
@@ -117,26 +197,6 @@ def _work(
         session_id=order.session_id,
         timeout_s=settings.timeout_s,
     )
-    with agent_environment(env.get("INTERLOCK_READ_TOKEN")):
-        outcome = run_check(call, order.check) if order.check else agent_from_spec(settings.agent).run(call)
-    if order.kind in (MissionKind.DECIDE, MissionKind.ADVISOR):
-        return outcome, 0
-    return _deliver(remote, run, order, outcome, before)
-
-
-def _deliver(remote: Remote, run: Run, order: Order, outcome: AgentOutcome, before: str) -> tuple[AgentOutcome, int]:
-    """Commit the agent's changes and push them; history the agent rewrote, or a branch that moved meanwhile,
-    is never forced: the mission then fails, and a person decides."""
-    commit_work(remote.workdir, f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
-    head = remote.head()
-    if head == before:
-        return outcome, 0
-    if not remote.is_ancestor(before, head):
-        return _failed(outcome, "the agent rewrote the run branch's history; nothing was pushed"), 0
-    commits = int(remote.git("rev-list", "--count", f"{before}..{head}").decode())
-    if not remote.push(head, run.branch):
-        return _failed(outcome, "the run branch moved while the agent worked; nothing was pushed"), 0
-    return outcome, commits
 
 
 def _failed(outcome: AgentOutcome, why: str) -> AgentOutcome:
@@ -145,8 +205,8 @@ def _failed(outcome: AgentOutcome, why: str) -> AgentOutcome:
 
 @contextlib.contextmanager
 def agent_environment(read_token: str | None) -> Iterator[None]:
-    """The environment the agent inherits: no write token, no runner credentials; the read-only token, if
-    one was given, as ``GITHUB_TOKEN``/``GH_TOKEN``. Restored when the agent exits."""
+    """The environment the agent inherits: no write token, no runner credentials or command files; the
+    read-only token, if one was given, as ``GITHUB_TOKEN``/``GH_TOKEN``. Restored when the agent exits."""
     saved = {name: os.environ[name] for name in (*WRITE_TOKENS, *RUNNER_SECRETS) if name in os.environ}
     for name in saved:
         del os.environ[name]

@@ -1,9 +1,11 @@
-"""The job's git: fetch, read and push through the repository's remote with the write token.
+"""The job's git: fetch, read, commit and push through the repository's remote.
 
-The token reaches git through ``GIT_CONFIG_*`` variables of each git process, as an HTTP extra header
-(the way ``actions/checkout`` authenticates), so it is neither stored in ``.git/config`` — where the agent,
-running in the same checkout, could read it — nor visible in a process listing. Every commit names its own
-author and committer: a fresh runner has no git identity.
+Every git process runs with hooks and filesystem monitors switched off and without the global or system
+configuration, so nothing an agent left in the checkout (a hook, a config line) runs with Interlock's
+token. The token reaches git through ``GIT_CONFIG_*`` variables of each git process, as an HTTP extra
+header scoped to the remote's host (the way ``actions/checkout`` authenticates): it is neither stored in
+``.git/config`` nor visible in a process listing. Every commit names its own author and committer: a fresh
+runner has no git identity.
 https://docs.github.com/en/actions/security-for-github-actions/security-guides/automatic-token-authentication
 """
 
@@ -14,6 +16,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from app.engine.errors import InterlockError
 
@@ -23,6 +26,7 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "Interlock",
     "GIT_COMMITTER_EMAIL": "interlock@users.noreply.github.com",
 }
+SAFE_CONFIG = (("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"))
 PUSH_ATTEMPTS = 8
 
 
@@ -30,19 +34,45 @@ class RemoteError(InterlockError):
     pass
 
 
+class PushRefused(RemoteError):
+    """The remote refused the push for another reason than a concurrent writer (a protected branch, a rule)."""
+
+
 class Remote:
-    def __init__(self, workdir: Path, token: str | None = None, name: str = "origin") -> None:
+    def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin") -> None:
         self.workdir = workdir
-        self.name = name
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_CONFIG_")}
-        self.env |= {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **IDENTITY}  # messages parsed below are English
-        if token:
-            header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-            self.env |= {
-                "GIT_CONFIG_COUNT": "1",
-                "GIT_CONFIG_KEY_0": "http.extraheader",
-                "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {header}",
+        self.remote = remote
+        base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self.env = (
+            base
+            | IDENTITY
+            | {
+                "GIT_TERMINAL_PROMPT": "0",
+                "GIT_CONFIG_GLOBAL": "/dev/null",
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "LC_ALL": "C",  # the messages parsed below are git's English ones
             }
+        )
+        config = [*SAFE_CONFIG, *self._auth(token)]
+        self.env["GIT_CONFIG_COUNT"] = str(len(config))
+        for index, (key, value) in enumerate(config):
+            self.env[f"GIT_CONFIG_KEY_{index}"] = key
+            self.env[f"GIT_CONFIG_VALUE_{index}"] = value
+
+    def _auth(self, token: str | None) -> list[tuple[str, str]]:
+        """The token as an extra header for the remote's host only; none for a remote that is not HTTP."""
+        if not token:
+            return []
+        url = self.remote if "://" in self.remote else self._url_of(self.remote)
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return []
+        header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        return [(f"http.{parts.scheme}://{parts.netloc}/.extraheader", f"AUTHORIZATION: basic {header}")]
+
+    def _url_of(self, name: str) -> str:
+        found = subprocess.run(["git", "remote", "get-url", name], cwd=self.workdir, capture_output=True, text=True)
+        return found.stdout.strip()
 
     def git(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
         result = subprocess.run(
@@ -52,8 +82,8 @@ class Remote:
             raise RemoteError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()[:500]}")
         return result.stdout
 
-    def head(self) -> str:
-        return self.git("rev-parse", "HEAD").decode().strip()
+    def head(self, ref: str = "HEAD") -> str:
+        return self.git("rev-parse", ref).decode().strip()
 
     def is_ancestor(self, old: str, new: str) -> bool:
         result = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=self.workdir, env=self.env)
@@ -63,12 +93,12 @@ class Remote:
         """The remote head of ``branch``, fetched as ``refs/interlock/<branch>``; ``None`` when there is no such
         branch. One round trip: the head returned is the very commit fetched."""
         try:
-            self.git("fetch", "--quiet", "--no-tags", self.name, f"+refs/heads/{branch}:refs/interlock/{branch}")
+            self.git("fetch", "--quiet", "--no-tags", self.remote, f"+refs/heads/{branch}:refs/interlock/{branch}")
         except RemoteError as exc:
             if "couldn't find remote ref" in str(exc):
                 return None
             raise
-        return self.git("rev-parse", f"refs/interlock/{branch}").decode().strip()
+        return self.head(f"refs/interlock/{branch}")
 
     def show(self, commit: str, path: str) -> bytes | None:
         try:
@@ -83,15 +113,25 @@ class Remote:
             return []
         return listing.decode().splitlines()
 
+    def commit_all(self, message: str) -> None:
+        """Commit every change in the working tree, if there is any (hooks never run: see the module)."""
+        self.git("add", "--all")
+        if self.git("status", "--porcelain").strip():
+            self.git("commit", "--quiet", "--no-verify", "-m", message)
+
     def push(self, commit: str, branch: str) -> bool:
-        """A fast-forward push of ``commit`` to ``branch``; ``False`` when the branch moved meanwhile."""
-        try:
-            self.git("push", "--quiet", self.name, f"{commit}:refs/heads/{branch}")
-        except RemoteError as exc:
-            if "rejected" in str(exc) or "fetch first" in str(exc) or "non-fast-forward" in str(exc):
-                return False
-            raise
-        return True
+        """A fast-forward push of ``commit`` to ``branch``: ``False`` when the branch moved meanwhile,
+        ``PushRefused`` when the remote refuses it for another reason."""
+        refspec = f"{commit}:refs/heads/{branch}"
+        result = subprocess.run(
+            ["git", "push", "--porcelain", self.remote, refspec], cwd=self.workdir, capture_output=True, env=self.env
+        )
+        if result.returncode == 0:
+            return True
+        report = (result.stdout + result.stderr).decode(errors="replace")
+        if "(non-fast-forward)" in report or "(fetch first)" in report:
+            return False
+        raise PushRefused(f"the push to {branch} was refused: {report.strip()[-500:]}")
 
     def add_files(self, branch: str, files: dict[str, bytes], message: str) -> str:
         """Commit ``files`` on top of the remote ``branch`` and push; a concurrent writer makes the push fail,

@@ -38,6 +38,13 @@ pathlib.Path(os.environ["SEEN"]).write_text(json.dumps({"env": dict(os.environ),
 mode = os.environ.get("MODE", "work")
 if mode == "crash":
     print("segfault-ish"); sys.exit(3)
+if mode == "workflow":
+    pathlib.Path(".github/workflows").mkdir(parents=True)
+    pathlib.Path(".github/workflows/steal.yml").write_text("on: push\n")
+if mode == "hook":
+    hook = pathlib.Path(".git/hooks/post-commit")
+    hook.write_text("#!/bin/sh\nenv > " + os.environ["SEEN"] + ".hook\n")
+    hook.chmod(0o755)
 if mode == "rewrite":
     import subprocess
     subprocess.run(["git", "reset", "--quiet", "--hard", "HEAD~1"], check=True)
@@ -217,8 +224,26 @@ def test_history_the_agent_rewrote_is_never_pushed(origin: Path, tmp_path: Path)
     result, _ = job(origin, tmp_path, mode="rewrite")
     assert result.returncode == 0, result.stderr
     record = state_file(origin, "runs/issue-7/missions/0001-build.json")
-    assert record["status"] == "failed" and "rewrote the run branch's history" in record["answer"]
+    assert record["status"] == "failed" and "do not fast-forward the run branch" in record["answer"]
     assert git(origin, "rev-parse", BRANCH) == head
+
+
+def test_an_agent_that_changes_workflow_files_gets_nothing_pushed(origin: Path, tmp_path: Path) -> None:
+    # a workflow file runs with the repository's secrets: agents' commits never change one
+    head = git(origin, "rev-parse", BRANCH)
+    result, _ = job(origin, tmp_path, mode="workflow")
+    assert result.returncode == 0, result.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert record["status"] == "failed" and "changed workflow files" in record["answer"]
+    assert git(origin, "rev-parse", BRANCH) == head
+
+
+def test_hooks_the_agent_leaves_never_run(origin: Path, tmp_path: Path) -> None:
+    # the commit and the push run git with hooks off: a hook would run with Interlock's token
+    result, _ = job(origin, tmp_path, mode="hook")
+    assert result.returncode == 0, result.stderr
+    assert state_file(origin, "runs/issue-7/missions/0001-build.json")["commits"] == 1
+    assert not (tmp_path / "seen.json.hook").exists()
 
 
 def test_the_answer_is_folded_into_the_job_log(origin: Path, tmp_path: Path) -> None:
