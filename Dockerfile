@@ -14,13 +14,20 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /srv/interlock --shell /usr/sbin/nologin interlock
 
-WORKDIR /srv/interlock
-COPY pyproject.toml README.md LICENSE ./
-COPY app ./app
-COPY graphs ./graphs
-RUN pip install . && rm -rf build *.egg-info
+# Dependencies first, read from pyproject.toml: their layer is rebuilt only when they change.
+COPY pyproject.toml /tmp/build/pyproject.toml
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/build/pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/build/requirements.txt \
+    && pip install -r /tmp/build/requirements.txt
+
+# Then the project itself, installed without its source left behind, and the graph library.
+COPY README.md LICENSE /tmp/build/
+COPY app /tmp/build/app
+RUN pip install --no-deps /tmp/build && rm -rf /tmp/build
+COPY graphs /srv/interlock/graphs
 
 USER interlock
+WORKDIR /srv/interlock
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
     CMD ["python", "-c", "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status != 200)"]

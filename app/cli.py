@@ -22,6 +22,7 @@ from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, Team
 from app.engine.mermaid import draw_mermaid
 from app.engine.team import Team
 from app.graphset import FileReport, graph_files, load_graph, load_team, validate_file
+from app.runner.redact import Redactor
 
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -156,22 +157,29 @@ def redeliver(
 def step(
     run: Annotated[str, typer.Option("--run", help="The run id (the workflow's `run` input).")],
     mission: Annotated[int, typer.Option("--mission", help="The mission's number (the `mission` input).")],
+    phase: Annotated[str, typer.Option(help="work (the agent's job), deliver (the pushing job), or all.")] = "all",
+    handoff: Annotated[Path | None, typer.Option(help="Folder of the outcome handed from work to deliver.")] = None,
+    work_result: Annotated[str, typer.Option(help="deliver: how the work job ended (needs.work.result).")] = "",
     agent: Annotated[str, typer.Option(envvar="INTERLOCK_AGENT", help="Agent: preset, openai:MODEL, command.")] = (
         "claude"
     ),
-    workdir: Annotated[Path, typer.Option(help="The checkout of the repository.")] = Path("."),
+    workdir: Annotated[Path, typer.Option(help="work: the checkout of the repository.")] = Path("."),
+    remote: Annotated[str, typer.Option(help="The repository's remote: a name in the checkout, or a URL.")] = (
+        "origin"
+    ),
     timeout: Annotated[float, typer.Option(help="Seconds the agent may take.")] = 3600.0,
 ) -> None:
-    """Run one dispatched mission in this checkout (an Actions job): agent, commit, push, mission record.
+    """Run one dispatched mission (in Actions jobs): agent, commit, push, mission record.
 
-    The write token comes from INTERLOCK_PUSH_TOKEN (or GITHUB_TOKEN) and is never passed to the agent;
-    INTERLOCK_READ_TOKEN, if set, is what the agent gets as GITHUB_TOKEN."""
-    from app.runner.job import JobSettings, run_job
+    The agent never gets the write token (INTERLOCK_PUSH_TOKEN, else GITHUB_TOKEN in the deliver phase);
+    INTERLOCK_READ_TOKEN, if set, is what it gets as GITHUB_TOKEN."""
+    from app.runner.job import JobSettings, Phase, job_log, run_step
 
-    result = run_job(JobSettings(workdir.resolve(), run, mission, agent=agent, timeout_s=timeout))
-    if result.answer:  # folded in the Actions log; the full record is on the state branch
-        typer.echo(f"::group::Answer of mission {mission}\n{result.answer}\n::endgroup::")
-    typer.echo(result.message)
+    if phase not in tuple(Phase):
+        _usage_error(f"--phase must be one of {', '.join(Phase)}, not {phase!r}")
+    settings = JobSettings(workdir.resolve(), run, mission, agent=agent, timeout_s=timeout, remote=remote)
+    result = run_step(Phase(phase), settings, handoff.resolve() if handoff else None, work_result)
+    typer.echo(job_log(result, mission))
 
 
 @cli.command()
@@ -186,22 +194,15 @@ def handle(
     run id keys the event, so re-running the same workflow run applies it once."""
     import os
 
-    from app.runner.appless import TokenApp, finished_job_event, handle_event, read_payload
+    from app.graphset import library_dirs
+    from app.runner.appless import TokenApp, actions_event, handle_event
 
     env = os.environ
     missing = [name for name in ("GITHUB_EVENT_PATH", "GITHUB_RUN_ID", "GITHUB_TOKEN") if not env.get(name)]
     if missing:
         _usage_error(f"{', '.join(missing)} not set: `interlock handle` runs in a GitHub Actions job")
-    payload = read_payload(Path(env["GITHUB_EVENT_PATH"]))
-    event, key = env.get("GITHUB_EVENT_NAME", ""), f"actions-{env['GITHUB_RUN_ID']}"
-    if finished is not None:
-        run_url = (
-            f"{env.get('GITHUB_SERVER_URL', '')}/{env.get('GITHUB_REPOSITORY', '')}/actions/runs/{env['GITHUB_RUN_ID']}"
-        )
-        payload, event, key = finished_job_event(payload, finished, run_url), "workflow_run", f"{key}-finished"
+    event, payload, key = actions_event(env, finished)
     app = TokenApp(env["GITHUB_TOKEN"], env.get("GITHUB_API_URL", "https://api.github.com"))
-    from app.graphset import library_dirs
-
     outcome = handle_event(event, payload, key, app, library_dirs())
     typer.echo(f"{event}.{payload.get('action', '')}: {outcome.value}")
 
@@ -264,11 +265,12 @@ def main() -> None:
         _report_graph_invalid(exc)
         code = EXIT_INVALID
     except InterlockError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(Redactor().text(f"error: {exc}"), err=True)
         code = EXIT_USAGE
     except Exception as exc:
         if os.environ.get("INTERLOCK_DEBUG"):
             raise
-        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set INTERLOCK_DEBUG=1 for details)", err=True)
+        detail = Redactor().text(f"{type(exc).__name__}: {exc}")  # errors quote commands, output, URLs
+        typer.echo(f"internal error: {detail} (set INTERLOCK_DEBUG=1 for details)", err=True)
         code = EXIT_INTERNAL
     sys.exit(code)

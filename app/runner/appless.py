@@ -10,6 +10,7 @@ https://docs.github.com/en/actions/writing-workflows/choosing-when-your-workflow
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,9 @@ def handle_event(event: str, payload: dict[str, Any], delivery_id: str, app: Tok
     return service_router(app, library, ACTIONS_BOT).dispatch(delivery)
 
 
-def finished_job_event(dispatch_payload: dict[str, Any], conclusion: str, run_url: str) -> dict[str, Any]:
+def finished_job_event(
+    dispatch_payload: dict[str, Any], conclusion: str, run_url: str, workflow_path: str
+) -> dict[str, Any]:
     """The ``workflow_run.completed`` payload a mission job's own end stands for, built from the job's
     ``workflow_dispatch`` event (its inputs and repository)."""
     inputs = at(dispatch_payload, "inputs") or {}
@@ -57,14 +60,30 @@ def finished_job_event(dispatch_payload: dict[str, Any], conclusion: str, run_ur
         "action": "completed",
         "workflow_run": {
             "display_title": title,
+            "event": "workflow_dispatch",
+            "path": workflow_path,
             "conclusion": conclusion,
             "html_url": run_url,
             "updated_at": datetime.now(UTC).isoformat(),
-            "head_branch": text_at(dispatch_payload, "ref"),
+            "head_branch": (text_at(dispatch_payload, "ref") or "").removeprefix("refs/heads/"),
         },
         "repository": at(dispatch_payload, "repository") or {},
         "sender": {"login": f"{ACTIONS_BOT}[bot]", "type": "Bot"},
     }
+
+
+def actions_event(env: Mapping[str, str], finished: str | None) -> tuple[str, dict[str, Any], str]:
+    """(event name, payload, idempotency key) of this job, from the variables Actions sets; with
+    ``finished``, the ``workflow_run.completed`` this mission job's end stands for."""
+    payload = read_payload(Path(env["GITHUB_EVENT_PATH"]))
+    key = f"actions-{env['GITHUB_RUN_ID']}"
+    if finished is None:
+        return env.get("GITHUB_EVENT_NAME", ""), payload, key
+    run_url = (
+        f"{env.get('GITHUB_SERVER_URL', '')}/{env.get('GITHUB_REPOSITORY', '')}/actions/runs/{env['GITHUB_RUN_ID']}"
+    )
+    job_end = finished_job_event(payload, finished, run_url, workflow_path(env.get("GITHUB_WORKFLOW_REF")))
+    return "workflow_run", job_end, f"{key}-finished"
 
 
 def read_payload(path: Path) -> dict[str, Any]:
@@ -75,3 +94,10 @@ def read_payload(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InterlockError(f"the event payload {path} is not a JSON object")
     return data
+
+
+def workflow_path(workflow_ref: str | None) -> str:
+    """The workflow file of this job, from ``GITHUB_WORKFLOW_REF`` (``owner/repo/<path>@<ref>``)."""
+    if not workflow_ref or "/.github/" not in workflow_ref:
+        return ".github/workflows/interlock.yml"
+    return ".github/" + workflow_ref.split("/.github/", 1)[1].split("@", 1)[0]

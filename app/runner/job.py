@@ -15,9 +15,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
+import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 
 from app.agents.base import AgentCall, AgentOutcome
@@ -70,6 +73,42 @@ class JobResult:
     answer: str = ""  # redacted, for the job's log
 
 
+class Phase(StrEnum):
+    ALL = "all"
+    WORK = "work"
+    DELIVER = "deliver"
+
+
+def run_step(phase: Phase, settings: JobSettings, handoff: Path | None, work_result: str = "") -> JobResult:
+    """``interlock step`` in one phase or both. The deliver phase works in a scratch repository of its own,
+    never in a checkout the agent touched, so it needs the remote as a URL (or a path)."""
+    if phase is Phase.ALL:
+        return run_job(settings)
+    if handoff is None:
+        raise JobError(f"--handoff DIR is required with --phase {phase.value}")
+    if phase is Phase.WORK:
+        done = work_phase(settings, handoff)
+        return done or JobResult(None, None, 0, f"mission {settings.seq} worked; its outcome is in {handoff}")
+    if settings.remote == "origin":
+        raise JobError("--phase deliver needs --remote URL (in Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY)")
+    with tempfile.TemporaryDirectory(prefix="interlock-deliver-") as scratch:
+        subprocess.run(["git", "init", "--quiet", "--bare", scratch], check=True, capture_output=True)
+        return deliver_phase(replace(settings, workdir=Path(scratch)), handoff, work_result)
+
+
+def job_log(result: JobResult, seq: int) -> str:
+    """What the job prints: the answer folded, with workflow commands off inside it (an answer is the agent's
+    text: a line such as ``::add-mask::`` or ``::set-output::`` in it must not act), then the summary.
+    https://docs.github.com/en/actions/writing-workflows/choosing-what-your-workflow-does/workflow-commands-for-github-actions"""
+    if not result.answer:
+        return result.message
+    marker = secrets.token_hex(16)
+    return (
+        f"::group::Answer of mission {seq}\n::stop-commands::{marker}\n{result.answer.rstrip()}\n::{marker}::\n"
+        f"::endgroup::\n{result.message}"
+    )
+
+
 def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResult:
     """Both phases in one process. Raises ``InterlockError`` only when the record cannot be stored."""
     with tempfile.TemporaryDirectory(prefix="interlock-handoff-") as folder:
@@ -95,6 +134,7 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
         raise JobError(f"the run branch `{run.branch}` does not exist")
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
+    handoff.mkdir(parents=True, exist_ok=True)
     with agent_environment(env.get("INTERLOCK_READ_TOKEN")):
         outcome = (
             run_check(_call(run, order, settings), order.check)

@@ -30,7 +30,7 @@ from app.webhooks.router import Outcome, Router, default_router
 
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w.-]+)$")
 UPSTREAM = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
-JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+) \((?P<stage>[^)]+)\)")
+JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+) \((?P<stage>.+)\)")  # greedy: "(a (b))"
 
 
 def when(value: Any) -> datetime:
@@ -121,28 +121,26 @@ class Handlers:
 
     def job_completed(self, delivery: Delivery) -> Outcome:
         """SPEC GH3: read the mission record the job stored; none means the mission did not end done."""
-        title = text_at(delivery.payload, "workflow_run", "display_title") or ""
-        found = JOB_TITLE.search(title)
-        if found is None or delivery.installation_id is None:
-            return Outcome.IGNORED
+        job = at(delivery.payload, "workflow_run") or {}
+        found = JOB_TITLE.fullmatch(text_at(job, "display_title") or "")
+        if found is None or delivery.installation_id is None or text_at(job, "event") != "workflow_dispatch":
+            return Outcome.IGNORED  # a push or pull-request run titled like a mission is not one
         runs = self.runs(delivery)
+        if text_at(job, "path") != f".github/workflows/{runs.config().workflow}":
+            return Outcome.IGNORED
         run_id, seq, stage = found.group("run"), int(found.group("seq")), found.group("stage")
         record_file = mission_path(run_id, seq, stage)
-        conclusion = text_at(delivery.payload, "workflow_run", "conclusion") or "unknown"
-        url = text_at(delivery.payload, "workflow_run", "html_url") or ""
-        finished = when(text_at(delivery.payload, "workflow_run", "updated_at"))
+        conclusion = text_at(job, "conclusion") or "unknown"
+        if conclusion == "cancelled" and runs.has_other_job(found.group(0)):
+            return Outcome.IGNORED  # the concurrency group cancelled a duplicate; the other job will report
+        finished = when(text_at(job, "updated_at"))
 
         def event(run: Run) -> ev.Event:
-            raw = runs.store.read(record_file)
-            record = json.loads(raw) if raw else None
+            record = read_record(runs.store.read(record_file))
             if record is None:
-                return ev.MissionFinished(
-                    key=delivery.delivery_id,
-                    at=finished,
-                    seq=seq,
-                    status=MissionStatus.CRASHED,
-                    answer=f"The job ended {conclusion} without storing a mission record: {url}",
-                )
+                why = f"The job ended {conclusion} without storing a mission record: {text_at(job, 'html_url') or ''}"
+                status = MissionStatus.CANCELLED if conclusion == "cancelled" else MissionStatus.CRASHED
+                return ev.MissionFinished(key=delivery.delivery_id, at=finished, seq=seq, status=status, answer=why)
             return record_event(run, record, delivery.delivery_id, finished, seq)
 
         return self._apply(runs, run_id, event, also=(record_file,))
@@ -241,6 +239,20 @@ def _usage(fields: dict[str, Any]) -> Usage:
     return usage
 
 
+def read_record(raw: bytes | None) -> dict[str, Any] | None:
+    """A stored mission record; one that is not a JSON object counts as a failed mission, never as a delivery
+    that fails forever."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        return {"status": MissionStatus.FAILED.value, "answer": "The job stored a mission record that is unreadable."}
+    return data
+
+
 def record_event(run: Run, record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.Event:
     """The event a stored record means: a decision or advice when the run awaits one, else a mission."""
     waiting = run.waiting
@@ -271,13 +283,24 @@ def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) 
         status=status,
         answer=str(record.get("answer", "")),
         usage=_usage(fields),
-        commits=int(record.get("commits") or 0),
-        session_id=record.get("session_id"),
-        exit_code=record.get("exit_code") if isinstance(record.get("exit_code"), int) else None,
-        duration_s=record.get("duration_s") if isinstance(record.get("duration_s"), int | float) else None,
-        agent=record.get("agent"),
-        model=record.get("model"),
+        commits=_number(record.get("commits"), int) or 0,
+        session_id=_text(record.get("session_id")),
+        exit_code=_number(record.get("exit_code"), int),
+        duration_s=_number(record.get("duration_s"), float),
+        agent=_text(record.get("agent")),
+        model=_text(record.get("model")),
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any, kind: type[int] | type[float]) -> Any:
+    """``value`` if it is a number of the right kind (a bool is not), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
+        return None
+    return kind(value)
 
 
 def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:

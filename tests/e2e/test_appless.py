@@ -48,6 +48,7 @@ class Actions:
             "GITHUB_RUN_ID": str(self.run_ids),
             "GITHUB_REPOSITORY": REPO,
             "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_WORKFLOW_REF": f"{REPO}/.github/workflows/interlock.yml@refs/heads/main",
         }
         result = subprocess.run(
             [sys.executable, "-m", "app", *argv], env=env, capture_output=True, text=True, timeout=120, cwd=self.tmp
@@ -60,23 +61,25 @@ class Actions:
         return self.job(["handle"], event, payload)
 
     def mission(self) -> dict[str, str]:
-        """The next dispatched mission job: `interlock step`, then `interlock handle --finished success`."""
+        """The next dispatched mission: the `work` job, then the `deliver` job ending with
+        `interlock handle --finished success`, as `.github/workflows/interlock.yml` runs them."""
         dispatch = self.fake.dispatches[self.done_jobs]
         self.done_jobs += 1
         inputs = dispatch["inputs"]
-        checkout = self.tmp / f"job-{inputs['mission']}"
-        subprocess.run(["git", "clone", "--quiet", "-b", dispatch["ref"], str(self.origin), str(checkout)], check=True)
-        step = ["step", "--run", inputs["run"], "--mission", inputs["mission"], "--workdir", str(checkout)]
-        self.job([*step, "--agent", f"command:{sys.executable} {self.agent}"], "workflow_dispatch", {})
+        checkout, handoff = self.tmp / f"job-{inputs['mission']}", self.tmp / f"handoff-{inputs['mission']}"
+        subprocess.run(["git", "clone", "--quiet", "-b", inputs["branch"], str(self.origin), str(checkout)], check=True)
+        mission = ["step", "--run", inputs["run"], "--mission", inputs["mission"], "--handoff", str(handoff)]
+        agent = f"command:{sys.executable} {self.agent}"
+        self.job([*mission, "--phase", "work", "--workdir", str(checkout), "--agent", agent], "workflow_dispatch", {})
+        self.job([*mission, "--phase", "deliver", "--remote", str(self.origin)], "workflow_dispatch", {})
         payload = {
             "inputs": inputs,
             "ref": f"refs/heads/{dispatch['ref']}",
             "repository": {"full_name": REPO, "default_branch": "main"},
             "sender": {"login": "github-actions[bot]", "type": "Bot"},
         }
-        assert "workflow_run.completed: handled" in self.job(
-            ["handle", "--finished", "success"], "workflow_dispatch", payload
-        )
+        finished = self.job(["handle", "--finished", "success"], "workflow_dispatch", payload)
+        assert "workflow_run.completed: handled" in finished
         return inputs
 
 

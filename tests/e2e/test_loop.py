@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -81,6 +82,8 @@ def bare_origin(tmp_path: Path) -> Path:
     (seed / "README.md").write_text("# app\n")
     (seed / ".github" / "interlock.yml").write_text("base: develop\ndefault_graph: loop\ngatekeepers: [carol]\n")
     (seed / ".github" / "interlock" / "graphs" / "loop.json").write_text(json.dumps(GRAPH))
+    (seed / ".github" / "workflows").mkdir()
+    shutil.copy(ROOT / ".github" / "workflows" / "interlock.yml", seed / ".github" / "workflows" / "interlock.yml")
     git(seed, "add", "--all")
     git(seed, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "--quiet", "-m", "initial")
     git(seed, "push", "--quiet", "origin", "HEAD:refs/heads/main", "HEAD:refs/heads/develop")
@@ -145,31 +148,37 @@ class Loop:
         return [d["inputs"] for d in self.fake.dispatches[self.done_jobs :]]
 
     def run_job(self, inputs: dict[str, str], dies: bool = False) -> None:
-        """One dispatched job: clone on the run branch, `interlock step`, then GitHub's workflow_run event."""
+        """One dispatched mission as the workflow runs it: the `work` job in a checkout of the run branch with
+        a read-only token, the `deliver` job with the write token and no checkout, then GitHub's
+        workflow_run event. A job that dies hands nothing over and stores nothing."""
         self.done_jobs += 1
-        checkout = self.tmp / f"job-{inputs['mission']}"
+        handoff = self.tmp / f"handoff-{inputs['mission']}"
         if not dies:
-            branch = f"interlock/{inputs['run']}"
-            subprocess.run(["git", "clone", "--quiet", "-b", branch, str(self.origin), str(checkout)], check=True)
-            argv = [sys.executable, "-m", "app", "step", "--run", inputs["run"], "--mission", inputs["mission"]]
-            argv += ["--agent", f"command:{sys.executable} {self.agent}", "--workdir", str(checkout)]
-            env = {
-                "PATH": os.environ["PATH"],
-                "HOME": str(self.tmp),
-                "PYTHONPATH": str(ROOT),
-                "GITHUB_TOKEN": "ghs_x" * 5,
-            }
-            result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=self.tmp)
-            assert result.returncode == 0, result.stderr
+            checkout = self.tmp / f"job-{inputs['mission']}"
+            subprocess.run(
+                ["git", "clone", "--quiet", "-b", inputs["branch"], str(self.origin), str(checkout)], check=True
+            )
+            agent = f"command:{sys.executable} {self.agent}"
+            self.step(inputs, "work", handoff, "--workdir", str(checkout), "--agent", agent)
+            self.step(inputs, "deliver", handoff, "--remote", str(self.origin), "--work-result", "success")
         payload = example("workflow_run", "completed.payload.json")
         payload["workflow_run"] = {
             **payload["workflow_run"],
             "display_title": f"interlock {inputs['run']} mission {inputs['mission']} ({inputs['stage']})",
+            "event": "workflow_dispatch",
+            "path": ".github/workflows/interlock.yml",
             "conclusion": "failure" if dies else "success",
             "updated_at": now(),
         }
         payload["sender"] = {**payload["sender"], "login": "interlock-app[bot]", "type": "Bot"}  # the app dispatched it
         assert self.service.deliver("workflow_run", payload)["outcome"] == "handled"
+
+    def step(self, inputs: dict[str, str], phase: str, handoff: Path, *extra: str) -> None:
+        argv = [sys.executable, "-m", "app", "step", "--run", inputs["run"], "--mission", inputs["mission"]]
+        argv += ["--phase", phase, "--handoff", str(handoff), *extra]
+        env = {"PATH": os.environ["PATH"], "HOME": str(self.tmp), "PYTHONPATH": str(ROOT), "GITHUB_TOKEN": "ghs_x" * 5}
+        result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        assert result.returncode == 0, result.stderr
 
     def record(self, run_id: str) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(git(self.origin, "show", f"interlock/state:runs/{run_id}.json"))

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pygit2
+import yaml
 
 from tests.github.fake_github import FakeGitHub
 
@@ -107,6 +108,20 @@ class GitBackedGitHub(FakeGitHub):
     def handle(self, request: httpx.Request) -> httpx.Response:
         with self.lock:  # the service and the jobs call at once; GitHub serialises ref updates too
             return super().handle(request)
+
+    def _dispatch(self, request: httpx.Request, body: Any, repo: str, workflow: str) -> httpx.Response:
+        """As GitHub: the workflow must exist on the ref, and declare every input sent (422 otherwise)."""
+        head = self.refs.get((repo, body.get("ref", "")))
+        files = self.trees[self.commits[head]["tree"]] if head else {}
+        text = files.get(f".github/workflows/{workflow}")
+        if text is None:
+            return httpx.Response(404, json={"message": f"Workflow {workflow} not found on {body.get('ref')}"})
+        declared = yaml.safe_load(text)
+        spec = (declared.get("on") or declared.get(True) or {}).get("workflow_dispatch") or {}
+        unexpected = set(body.get("inputs", {})) - set(spec.get("inputs") or {})
+        if unexpected:
+            return httpx.Response(422, json={"message": f"Unexpected inputs provided: {sorted(unexpected)}"})
+        return super()._dispatch(request, body, repo, workflow)
 
     def _store_tree(self, files: dict[str, str]) -> str:
         return str(self._build(files))

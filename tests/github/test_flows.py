@@ -22,6 +22,7 @@ from tests.helpers import GRAPHS
 from tests.webhooks.conftest import EXAMPLES
 
 REPO = "octo/app"
+DISPATCHED = {"event": "workflow_dispatch", "path": ".github/workflows/interlock.yml"}  # a mission job's run
 INSTALLATION = {"id": 42, "node_id": "MDIz"}
 SMALL_GRAPH = {
     "name": "small",
@@ -83,8 +84,21 @@ class World:
         payload["issue"]["labels"] = [{"name": name} for name in ("feature-request", *labels)]
         return self.deliver("issues", payload), payload["issue"]["number"]
 
-    def job_done(self, issue: int, seq: int, stage: str, answer: str, store_record: bool = True) -> Outcome:
-        if store_record:
+    def job_done(
+        self,
+        issue: int,
+        seq: int,
+        stage: str,
+        answer: str,
+        store_record: bool = True,
+        record: str | None = None,
+        **job: Any,
+    ) -> Outcome:
+        if record is not None:
+            self.fake.commit_file(
+                REPO, "interlock/state", f"runs/issue-{issue}/missions/{seq:04d}-{stage}.json", record
+            )
+        elif store_record:
             record = {
                 "seq": seq,
                 "stage": stage,
@@ -101,6 +115,8 @@ class World:
             **payload["workflow_run"],
             "display_title": f"interlock issue-{issue} mission {seq} ({stage})",
             "conclusion": "success" if store_record else "failure",
+            **DISPATCHED,
+            **job,
         }
         return self.deliver("workflow_run", payload)
 
@@ -149,8 +165,14 @@ def test_label_starts_a_run_with_branch_journal_comment_and_job(world: World) ->
         {
             "repo": REPO,
             "workflow": "interlock.yml",
-            "ref": run.branch,
-            "inputs": {"run": run.id, "mission": "1", "stage": "build", "runner": '"ubuntu-latest"'},
+            "ref": "main",  # the default branch: the workflow that runs is never one an agent edited
+            "inputs": {
+                "run": run.id,
+                "mission": "1",
+                "stage": "build",
+                "branch": run.branch,
+                "runner": '"ubuntu-latest"',
+            },
             "return_run_details": True,
         }
     ]
@@ -274,7 +296,7 @@ def test_an_effect_that_failed_after_its_transition_was_saved_is_done_on_redeliv
     world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0001-build.json", json.dumps(record))
     payload = example("workflow_run", "completed.payload.json")
     title = f"interlock issue-{issue} mission 1 (build)"
-    payload["workflow_run"] = {**payload["workflow_run"], "display_title": title, "conclusion": "success"}
+    payload["workflow_run"] = {**payload["workflow_run"], **DISPATCHED, "display_title": title, "conclusion": "success"}
     world.fake.fail("POST", "/pulls", 500, times=10)  # the gate's pull request cannot be opened
     with pytest.raises(Exception, match="500"):
         world.deliver("workflow_run", payload, delivery="job-1")
@@ -343,6 +365,7 @@ def test_a_timeout_loses_no_transition_and_applies_none_twice(world: World) -> N
     payload = example("workflow_run", "completed.payload.json")
     payload["workflow_run"] = {
         **payload["workflow_run"],
+        **DISPATCHED,
         "display_title": f"interlock issue-{issue} mission 2 (review)",
         "conclusion": "success",
     }
@@ -416,3 +439,35 @@ def test_secrets_never_reach_a_comment(world: World) -> None:
     bodies = [c["body"] for c in world.fake.comments.values()]
     question = next(body for body in bodies if "needs an answer from a person" in body)
     assert "[redacted]" in question and all(leaked not in body for body in bodies)
+
+
+def test_only_the_mission_workflows_dispatched_runs_count_as_jobs(world: World) -> None:
+    # SPEC GH3: a push or pull-request run titled like a mission (a PR title is anyone's) is not one
+    _, issue = world.label()
+    assert world.job_done(issue, 1, "build", "", store_record=False, event="pull_request") is Outcome.IGNORED
+    assert world.job_done(issue, 1, "build", "", store_record=False, path=".github/workflows/ci.yml") is (
+        Outcome.IGNORED
+    )
+    assert world.run(issue).status is Status.RUNNING
+
+
+def test_an_unreadable_record_is_a_failed_mission_not_a_failing_delivery(world: World) -> None:
+    # bad input loses nothing: the delivery is handled, the run escalates with the reason
+    _, issue = world.label()
+    assert world.job_done(issue, 1, "build", "", record="[1, 2") is Outcome.HANDLED
+    run = world.run(issue)
+    assert run.status is Status.FAILED and "unreadable" in run.reason.message
+
+
+def test_a_record_with_fields_of_the_wrong_kind_is_read_leniently(world: World) -> None:
+    _, issue = world.label()
+    record = json.dumps({"status": "done", "answer": "built", "commits": "x", "exit_code": True, "agent": 3})
+    assert world.job_done(issue, 1, "build", "", record=record) is Outcome.HANDLED
+    assert world.run(issue).status is Status.GATE_WAIT
+
+
+def test_a_duplicate_job_the_concurrency_group_cancelled_is_not_the_missions_end(world: World) -> None:
+    _, issue = world.label()
+    world.fake.dispatches.append(dict(world.fake.dispatches[0]))  # the same mission dispatched twice
+    assert world.job_done(issue, 1, "build", "", store_record=False, conclusion="cancelled") is Outcome.IGNORED
+    assert world.run(issue).status is Status.RUNNING

@@ -50,28 +50,33 @@ def step_script(name: str) -> dict[str, Any]:
 def test_the_action_installs_itself_in_its_own_environment() -> None:
     action = load(ACTION)
     assert action["runs"]["using"] == "composite"
-    assert {"run", "mission", "python-version", "install-args", "agent", "push-token", "read-token"} <= set(
-        action["inputs"]
-    )
+    wanted = {"command", "run", "mission", "handoff", "work-result", "python-version", "install-args", "agent"}
+    assert wanted | {"token", "read-token", "timeout"} <= set(action["inputs"])
     install = step_script("Install Interlock")
     assert install["env"]["PROJECT"] == "${{ github.action_path }}/.."  # the action's copy, not the checkout
-    assert '-m venv "$RUNNER_TEMP/interlock-venv"' in install["run"]
+    assert install["working-directory"] == "${{ runner.temp }}"  # `python -m` imports from the current folder
+    assert (
+        '"$PYTHON" -I -m venv "$RUNNER_TEMP/interlock-venv"' in install["run"] and 'python" -I -m pip' in install["run"]
+    )
+    assert step_script("Interlock")["env"]["PYTHONSAFEPATH"] == "1"
     for step in action["runs"]["steps"]:
         assert "${{ inputs." not in step.get("run", ""), "inputs reach scripts through env, never interpolated"
 
 
 def test_the_action_calls_commands_that_exist() -> None:
     run = step_script("Interlock")["run"]
-    assert 'step --run "$RUN_ID" --mission "$MISSION" --timeout "$TIMEOUT"' in run
+    for phase in ("--phase work", "--phase deliver"):
+        assert phase in run
     options = cli_help("step")
-    assert all(flag in options for flag in ("--run", "--mission", "--timeout", "INTERLOCK_AGENT"))
+    flags = ("--run", "--mission", "--phase", "--handoff", "--work-result", "--remote", "--timeout", "INTERLOCK_AGENT")
+    assert all(flag in options for flag in flags)
     assert "--finished" in cli_help("handle")
 
 
 def run_action_script(tmp_path: Path, checkout: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The action's last step as the runner runs it, with the venv's `interlock` standing for the install."""
     venv_bin = tmp_path / "runner-temp" / "interlock-venv" / "bin"
-    venv_bin.mkdir(parents=True)
+    venv_bin.mkdir(parents=True, exist_ok=True)
     shim = venv_bin / "interlock"
     shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m app "$@"\n')
     shim.chmod(0o755)
@@ -80,28 +85,27 @@ def run_action_script(tmp_path: Path, checkout: Path, env: dict[str, str]) -> su
     return subprocess.run(["bash", "-e", "-c", script], cwd=checkout, env=full, capture_output=True, text=True)
 
 
-def test_the_action_script_runs_a_mission(origin: Path, tmp_path: Path) -> None:
-    # SPEC GH3: the job runs the agent and stores the record, through the action's own script
+def test_the_action_script_runs_a_mission_as_two_jobs(origin: Path, tmp_path: Path) -> None:
+    # SPEC GH3: `work` in the checkout with a read token, `deliver` elsewhere with the write token
     checkout = tmp_path / "workspace"
     subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
-    env = {
-        "COMMAND": "step",
-        "RUN_ID": RUN,
-        "MISSION": "1",
-        "TIMEOUT": "60",
-        "INTERLOCK_AGENT": f"command:{sys.executable} {agent}",
-        "INTERLOCK_PUSH_TOKEN": PUSH_TOKEN,
-        "GITHUB_TOKEN": PUSH_TOKEN,
-        "INTERLOCK_READ_TOKEN": READ_TOKEN,
-        "SEEN": str(tmp_path / "seen.json"),
-    }
-    result = run_action_script(tmp_path, checkout, env)
+    mission = {"RUN_ID": RUN, "MISSION": "1", "TIMEOUT": "60", "HANDOFF": str(tmp_path / "handoff")}
+    github = {"GITHUB_SERVER_URL": str(tmp_path), "GITHUB_REPOSITORY": "origin", "SEEN": str(tmp_path / "seen.json")}
+    agent_spec = f"command:{sys.executable} {agent}"
+    work = {**mission, **github, "COMMAND": "work", "INTERLOCK_TOKEN": READ_TOKEN, "INTERLOCK_AGENT": agent_spec}
+    result = run_action_script(tmp_path, checkout, work)
+    assert result.returncode == 0, result.stderr
+    assert state_file(origin, "runs/issue-7/missions/0001-build.json") is None
+    scratch = tmp_path / "deliver-job"  # the deliver job has no checkout
+    scratch.mkdir()
+    deliver = {**mission, **github, "COMMAND": "deliver", "INTERLOCK_TOKEN": PUSH_TOKEN, "WORK_RESULT": "success"}
+    result = run_action_script(tmp_path, scratch, deliver)
     assert result.returncode == 0, result.stderr
     record = state_file(origin, "runs/issue-7/missions/0001-build.json")
     assert record["status"] == "done" and record["commits"] == 1
-    result = run_action_script(tmp_path / "again", checkout, {**env, "COMMAND": "dance"})
+    result = run_action_script(tmp_path, scratch, {**deliver, "COMMAND": "dance"})
     assert result.returncode == 2 and "unknown command 'dance'" in result.stdout
 
 
@@ -109,18 +113,35 @@ def test_the_mission_workflow_matches_what_the_service_dispatches_and_parses() -
     # SPEC GH3: the service finds a job's mission from its run name; dispatch inputs are the declared ones
     workflow = load(MISSION_WORKFLOW)
     inputs = workflow["on"]["workflow_dispatch"]["inputs"]
-    assert set(inputs) == {"run", "mission", "stage", "runner"} and len(inputs) <= 25
+    assert set(inputs) == {"run", "mission", "stage", "branch", "runner"} and len(inputs) <= 25
     name = workflow["run-name"]
     assert name == "interlock ${{ inputs.run }} mission ${{ inputs.mission }} (${{ inputs.stage }})"
     rendered = name.replace("${{ inputs.run }}", "issue-12").replace("${{ inputs.mission }}", "3")
-    found = JOB_TITLE.search(rendered.replace("${{ inputs.stage }}", "review"))
-    assert found is not None and found.groups() == ("issue-12", "3", "review")
+    found = JOB_TITLE.fullmatch(rendered.replace("${{ inputs.stage }}", "review (fast)"))
+    assert found is not None and found.groups() == ("issue-12", "3", "review (fast)")
     assert workflow["concurrency"]["group"] == "interlock-${{ inputs.run }}"
-    job = workflow["jobs"]["mission"]
-    assert job["runs-on"] == "${{ fromJSON(inputs.runner) }}" and job["timeout-minutes"] > 0
-    checkout = job["steps"][0]
-    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["persist-credentials"] is False
     assert json.loads(inputs["runner"]["default"]) == "ubuntu-latest"
+
+
+def test_the_agent_shares_its_job_with_nothing_that_can_write() -> None:
+    # SPEC GH2: the write token never reaches the agent: the agent's job has a read-only token
+    workflow = load(MISSION_WORKFLOW)
+    assert workflow["permissions"] == {}
+    work, deliver = workflow["jobs"]["work"], workflow["jobs"]["deliver"]
+    assert work["permissions"] == {"contents": "read"} and work["runs-on"] == "${{ fromJSON(inputs.runner) }}"
+    assert work["timeout-minutes"] > 0 and deliver["timeout-minutes"] > 0
+    checkout = work["steps"][0]
+    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["ref"] == "${{ inputs.branch }}"
+    assert checkout["with"]["persist-credentials"] is False
+    assert [s["with"]["command"] for s in work["steps"] if "interlock" in s["uses"]] == ["work"]
+    assert deliver["needs"] == "work" and deliver["if"] == "${{ always() }}"
+    assert deliver["permissions"]["contents"] == "write"
+    assert not any("checkout" in s.get("uses", "") for s in deliver["steps"])  # nothing of the agent's runs here
+    commands = [s["with"]["command"] for s in deliver["steps"] if "interlock" in s.get("uses", "")]
+    assert commands == ["deliver", "handle"]
+    uploaded = next(s for s in work["steps"] if s["uses"].startswith("actions/upload-artifact"))
+    downloaded = next(s for s in deliver["steps"] if s["uses"].startswith("actions/download-artifact"))
+    assert uploaded["with"]["name"] == downloaded["with"]["name"] and uploaded["if"] == "${{ always() }}"
 
 
 def test_the_events_workflow_listens_to_every_event_the_service_handles() -> None:
@@ -141,7 +162,8 @@ def test_the_dockerfile_serves_the_app_as_a_non_root_user_with_a_healthcheck() -
     base = re.match(r"python:(\d+)\.(\d+)", first["FROM"])
     assert base is not None and (int(base[1]), int(base[2])) >= (3, 11)
     assert first["USER"].strip() not in ("root", "0")
-    assert "COPY pyproject.toml" in text and "pip install ." in text and "COPY graphs" in text
+    assert "COPY pyproject.toml" in text and "['project']['dependencies']" in text and "COPY graphs" in text
+    assert "pip install --no-deps /tmp/build && rm -rf /tmp/build" in text  # no source left to shadow the install
     cmd = json.loads(first["CMD"])
     assert cmd[:2] == ["interlock", "serve"] and cmd[cmd.index("--port") + 1] in first["EXPOSE"]
     assert all(option in cli_help("serve") for option in ("--host", "--port"))

@@ -246,7 +246,60 @@ def test_hooks_the_agent_leaves_never_run(origin: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "seen.json.hook").exists()
 
 
-def test_the_answer_is_folded_into_the_job_log(origin: Path, tmp_path: Path) -> None:
+def test_the_answer_is_folded_into_the_job_log_with_workflow_commands_off(origin: Path, tmp_path: Path) -> None:
     result, _ = job(origin, tmp_path)
-    assert "::group::Answer of mission 1\nAdded hello.txt\nVERDICT: PASS" in result.stdout
-    assert "::endgroup::" in result.stdout and "1 commit(s) pushed" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == "::group::Answer of mission 1" and lines[1].startswith("::stop-commands::")
+    marker = lines[1].removeprefix("::stop-commands::")
+    assert len(marker) == 32 and lines[2:4] == ["Added hello.txt", "VERDICT: PASS"]
+    assert lines[4:6] == [f"::{marker}::", "::endgroup::"] and "1 commit(s) pushed" in lines[6]
+
+
+def phase(
+    origin: Path, tmp_path: Path, name: str, env: dict[str, str], *extra: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv += ["--phase", name, "--handoff", str(tmp_path / "handoff"), *extra]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def test_work_and_deliver_run_as_two_jobs(origin: Path, tmp_path: Path) -> None:
+    # SPEC GH2: the agent's job holds only a read token; the pushing job never works in the agent's checkout
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SEEN": str(tmp_path / "seen.json"), "MODE": "work"}
+    work_env = {**base, "GITHUB_TOKEN": READ_TOKEN}  # the work job's token is read-only
+    work = phase(
+        origin, tmp_path, "work", work_env, "--agent", f"command:{sys.executable} {agent}", "--workdir", str(checkout)
+    )
+    assert work.returncode == 0, work.stderr
+    assert state_file(origin, "runs/issue-7/missions/0001-build.json") is None  # nothing written yet
+    assert git(origin, "log", "-1", "--format=%s", BRANCH) == "interlock: start"
+    handed = json.loads((tmp_path / "handoff" / "outcome.json").read_text())
+    assert handed["status"] == "done" and (tmp_path / "handoff" / "work.bundle").exists()
+    deliver_env = {**base, "INTERLOCK_PUSH_TOKEN": PUSH_TOKEN}
+    deliver = phase(origin, tmp_path, "deliver", deliver_env, "--remote", str(origin), "--work-result", "success")
+    assert deliver.returncode == 0, deliver.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert (record["status"], record["commits"]) == ("done", 1)
+    assert git(origin, "show", f"{BRANCH}:hello.txt") == "hello"
+
+
+def test_a_work_job_that_handed_nothing_over_is_a_crashed_mission(origin: Path, tmp_path: Path) -> None:
+    # SPEC E1: the deliver job still stores a record, saying how the work job ended
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "INTERLOCK_PUSH_TOKEN": PUSH_TOKEN}
+    deliver = phase(origin, tmp_path, "deliver", env, "--remote", str(origin), "--work-result", "cancelled")
+    assert deliver.returncode == 0, deliver.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert record["status"] == "crashed" and "ended cancelled without handing over" in record["answer"]
+
+
+def test_deliver_needs_a_remote_url_and_a_handoff(origin: Path, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = phase(origin, tmp_path, "deliver", env)
+    assert result.returncode == 2 and "--phase deliver needs --remote URL" in result.stderr
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
+    result = subprocess.run([*argv, "--phase", "dance"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 2 and "--phase must be one of all, work, deliver" in result.stderr
