@@ -283,3 +283,19 @@ def test_the_whole_loop_on_loopback(loop: Loop) -> None:
     assert authors <= {"Interlock"}
     assert loop.fake.labels[(REPO, issue)] == ["interlock:done"]
     assert loop.fake.problems == []  # every request matched GitHub's OpenAPI description
+
+
+def test_the_stand_ins_ref_update_is_a_compare_and_swap(tmp_path: Path) -> None:
+    # the stand-in must not be kinder than GitHub: a ref moved by a `git push` after it was read is not lost
+    origin = bare_origin(tmp_path)
+    fake = GitBackedGitHub(origin, REPO)
+    head = fake.refs[(REPO, "main")]
+    tree = fake.commits[head]["tree"]
+    ours = fake._store_commit(tree, [head], "ours")
+    theirs = fake._store_commit(tree, [head], "theirs")
+    subprocess.run(["git", "--git-dir", str(origin), "update-ref", "refs/heads/main", theirs, head], check=True)
+    fake.refs = {(REPO, "main"): head}  # type: ignore[assignment]  # what the stand-in read before the push
+    request = httpx.Request("PATCH", "http://github.test/api/v3/repos/octo/app/git/refs/heads/main")
+    response = fake._update_ref(request, {"sha": ours, "force": False}, REPO, "main")
+    assert response.status_code == 422
+    assert git(origin, "rev-parse", "main") == theirs

@@ -7,6 +7,7 @@ the same branches — as on GitHub. One repository is served, whatever ``owner/n
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, MutableMapping
@@ -108,6 +109,19 @@ class GitBackedGitHub(FakeGitHub):
     def handle(self, request: httpx.Request) -> httpx.Response:
         with self.lock:  # the service and the jobs call at once; GitHub serialises ref updates too
             return super().handle(request)
+
+    def _update_ref(self, request: httpx.Request, body: Any, repo: str, branch: str) -> httpx.Response:
+        """A true compare-and-swap, as on GitHub: `git update-ref NEW OLD` takes git's own lock, so a job's
+        `git push` racing this update makes one of the two fail instead of losing a commit."""
+        current = self.refs.get((repo, branch))
+        if current is None:
+            return httpx.Response(422, json={"message": "Reference does not exist"})
+        if not body.get("force") and not self._descends(body["sha"], current):
+            return httpx.Response(422, json={"message": "Update is not a fast forward"})
+        swap = ["git", "--git-dir", self.git.path, "update-ref", f"refs/heads/{branch}", body["sha"], current]
+        if subprocess.run(swap, capture_output=True).returncode != 0:
+            return httpx.Response(422, json={"message": "Update is not a fast forward"})
+        return httpx.Response(200, json={"ref": f"refs/heads/{branch}", "object": {"sha": body["sha"]}})
 
     def _dispatch(self, request: httpx.Request, body: Any, repo: str, workflow: str) -> httpx.Response:
         """As GitHub: the workflow must exist on the ref, and declare every input sent (422 otherwise)."""
