@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_loop import AGENT, REPO, bare_origin, git, now
+from tests.e2e.test_loop import AGENT, REPO, bare_origin, git, labeled_by_alice, now, stand_in
 from tests.github.git_github import GitBackedGitHub, Loopback
 from tests.github.test_flows import example
 from tests.helpers import ROOT
@@ -86,18 +86,14 @@ class Actions:
 @pytest.fixture
 def actions(tmp_path: Path) -> Iterator[Actions]:
     origin = bare_origin(tmp_path)
-    fake = GitBackedGitHub(origin, REPO)
-    fake.permissions.update({(REPO, "alice"): "write", (REPO, "carol"): "admin"})
+    fake = stand_in(origin)
     with Loopback(fake) as server:
         yield Actions(tmp_path, fake, server.url, origin)
 
 
 def test_appless_mode_runs_the_loop_with_workflow_jobs_only(actions: Actions) -> None:
     # App-less mode (issue 6): the same handlers, driven by workflow events and the job's token
-    labeled = example("issues", "labeled.payload.json")
-    labeled["label"] = {**labeled["label"], "name": "feature-request"}
-    labeled["sender"] = {**labeled["sender"], "login": "alice", "type": "User"}
-    labeled["issue"] = {**labeled["issue"], "labels": [{"name": "feature-request"}], "updated_at": now()}
+    labeled = labeled_by_alice()
     labeled["repository"] = {**labeled["repository"], "full_name": REPO, "default_branch": "main"}
     issue = labeled["issue"]["number"]
     assert "issues.labeled: handled" in actions.event("issues", labeled)

@@ -185,11 +185,25 @@ class Loop:
         return data
 
 
+def stand_in(origin: Path) -> GitBackedGitHub:
+    fake = GitBackedGitHub(origin, REPO)
+    fake.permissions.update({(REPO, "alice"): "write", (REPO, "carol"): "admin"})
+    return fake
+
+
+def labeled_by_alice() -> dict[str, Any]:
+    """The corpus's `issues.labeled`, with the trigger label added now by a person with write permission."""
+    labeled = example("issues", "labeled.payload.json")
+    labeled["label"] = {**labeled["label"], "name": "feature-request"}
+    labeled["sender"] = {**labeled["sender"], "login": "alice", "type": "User"}
+    labeled["issue"] = {**labeled["issue"], "labels": [{"name": "feature-request"}], "updated_at": now()}
+    return labeled
+
+
 @pytest.fixture
 def loop(tmp_path: Path) -> Iterator[Loop]:
     origin = bare_origin(tmp_path)
-    fake = GitBackedGitHub(origin, REPO)
-    fake.permissions.update({(REPO, "alice"): "write", (REPO, "carol"): "admin"})
+    fake = stand_in(origin)
     with Loopback(fake) as server:
         (tmp_path / "logs").mkdir()
         service = Service(server.url, tmp_path / "logs")
@@ -202,10 +216,7 @@ def loop(tmp_path: Path) -> Iterator[Loop]:
 
 def test_the_whole_loop_on_loopback(loop: Loop) -> None:
     # SPEC GH1-GH8, E1, J3, H1: one run from label to merge, across a restart and a job that died
-    labeled = example("issues", "labeled.payload.json")
-    labeled["label"] = {**labeled["label"], "name": "feature-request"}
-    labeled["sender"] = {**labeled["sender"], "login": "alice", "type": "User"}
-    labeled["issue"] = {**labeled["issue"], "labels": [{"name": "feature-request"}], "updated_at": now()}
+    labeled = labeled_by_alice()
     issue = labeled["issue"]["number"]
     run_id, branch = f"issue-{issue}", f"interlock/issue-{issue}"
     assert loop.service.deliver("issues", labeled)["outcome"] == "handled"

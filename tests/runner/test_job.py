@@ -218,23 +218,20 @@ def test_a_check_node_runs_its_command_in_the_job(tmp_path: Path) -> None:
     assert "$ test -f README.md" in record["answer"] and not (tmp_path / "seen.json").exists()
 
 
-def test_history_the_agent_rewrote_is_never_pushed(origin: Path, tmp_path: Path) -> None:
-    # SPEC GH2: the runner pushes fast-forwards only; the mission fails and a person decides
+@pytest.mark.parametrize(
+    ("mode", "why"),
+    [
+        ("rewrite", "do not fast-forward the run branch"),  # SPEC GH2: fast-forwards only
+        ("workflow", "changed workflow files"),  # a workflow runs with the repository's secrets
+    ],
+)
+def test_commits_that_must_not_land_are_never_pushed(origin: Path, tmp_path: Path, mode: str, why: str) -> None:
+    # the mission fails, nothing is pushed, and a person decides
     head = git(origin, "rev-parse", BRANCH)
-    result, _ = job(origin, tmp_path, mode="rewrite")
+    result, _ = job(origin, tmp_path, mode=mode)
     assert result.returncode == 0, result.stderr
     record = state_file(origin, "runs/issue-7/missions/0001-build.json")
-    assert record["status"] == "failed" and "do not fast-forward the run branch" in record["answer"]
-    assert git(origin, "rev-parse", BRANCH) == head
-
-
-def test_an_agent_that_changes_workflow_files_gets_nothing_pushed(origin: Path, tmp_path: Path) -> None:
-    # a workflow file runs with the repository's secrets: agents' commits never change one
-    head = git(origin, "rev-parse", BRANCH)
-    result, _ = job(origin, tmp_path, mode="workflow")
-    assert result.returncode == 0, result.stderr
-    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
-    assert record["status"] == "failed" and "changed workflow files" in record["answer"]
+    assert record["status"] == "failed" and why in record["answer"]
     assert git(origin, "rev-parse", BRANCH) == head
 
 
