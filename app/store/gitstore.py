@@ -1,10 +1,10 @@
 """The journal as commits on the branch ``interlock/state`` of a local repository.
 
-Objects are written in-process with libgit2 (pygit2): blobs and trees built on the head that was read,
-never touching the working tree, the index or the current branch. The branch then moves with
-``git update-ref <new> <old>``, git's own compare-and-swap under its lock file: if another writer moved it
-first the update fails and the caller re-reads. A kill -9 at any moment leaves the old head or the new
-one — objects written before the ref moves are unreachable garbage, never a torn record.
+Objects are built in-process on the head that was read and written as one pack per save
+(``app/store/packwriter.py``), never touching the working tree, the index or the current branch. The
+branch then moves with ``git update-ref <new> <old>``, git's own compare-and-swap under its lock file: if
+another writer moved it first the update fails and the caller re-reads. A kill -9 at any moment leaves the
+old head or the new one — objects written before the ref moves are unreachable garbage, never a torn record.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ import pygit2
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.store.journal import STATE_BRANCH, encode_record, record_path
+from app.store.packwriter import PackWriter
 
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
 LOCK_WAIT_S = 1.0
-GC_EVERY = 200
+GC_EVERY = 100  # saves between pack merges (a save writes one small pack)
 IDENTITY = pygit2.Signature("Interlock", "interlock@localhost")
 
 
@@ -103,10 +104,12 @@ class GitStore:
             raise VersionConflict(run.id, expected, found)
         record = encode_record(run)
         changes = {record_path(run.id): record, **(files or {})}
-        tree = self._tree_with(head.tree if head else None, changes)
+        objects = PackWriter(self.path / "objects")
+        tree = self._tree_with(objects, head.tree if head else None, changes)
         parents = [head.id] if head else []
         text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
-        commit = self.repo.create_commit(None, IDENTITY, IDENTITY, text, tree, parents)
+        commit = objects.commit(tree, parents, text, IDENTITY.name, IDENTITY.email)
+        objects.write()  # one pack before the branch moves: a crash leaves garbage or the new head
         self._move_ref(str(commit), str(head.id) if head else ZERO, run.id, expected)
         self._written[run.id] = (pygit2.hash(record), run.version)
         self.writes += 1
@@ -186,7 +189,7 @@ class GitStore:
         except FileNotFoundError:
             return False
 
-    def _tree_with(self, base: pygit2.Tree | None, changes: dict[str, bytes]) -> pygit2.Oid:
+    def _tree_with(self, objects: PackWriter, base: pygit2.Tree | None, changes: dict[str, bytes]) -> pygit2.Oid:
         """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new."""
         nested: dict[str, dict[str, bytes] | bytes] = {}
         for path, content in changes.items():
@@ -197,23 +200,25 @@ class GitStore:
                 sub[rest] = content
             else:
                 nested[head] = content
-        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
+        entries = {entry.name: (entry.filemode, entry.id) for entry in base} if base is not None else {}
         for name, value in nested.items():
             if isinstance(value, bytes):
-                builder.insert(name, self.repo.create_blob(value), pygit2.GIT_FILEMODE_BLOB)
+                entries[name] = (pygit2.enums.FileMode.BLOB, objects.blob(value))
             else:
-                child = base[name] if base is not None and name in base else None
-                subtree = self.repo[child.id] if child is not None else None
-                tree_id = self._tree_with(subtree if isinstance(subtree, pygit2.Tree) else None, value)
-                builder.insert(name, tree_id, pygit2.GIT_FILEMODE_TREE)
-        return builder.write()
+                child = self.repo[entries[name][1]] if name in entries else None
+                subtree = child if isinstance(child, pygit2.Tree) else None
+                entries[name] = (pygit2.enums.FileMode.TREE, self._tree_with(objects, subtree, value))
+        return objects.tree(entries)
 
     def _maintain(self) -> None:
-        """Let git pack loose objects when it judges it worth it (``git gc --auto``): successive versions
-        of a record then cost their delta, which keeps the journal's size linear in the run's length."""
-        subprocess.run(
-            ["git", "--git-dir", str(self.path), "gc", "--auto", "--quiet"], capture_output=True, check=False
-        )
+        """Merge the small packs saves leave, geometrically (each merge at least doubles a pack, so a long
+        journal keeps a few packs and each object is rewritten a logarithmic number of times); successive
+        versions of a record then cost their delta, which keeps the journal's size linear in the run's
+        length. A git older than 2.32 has no geometric repack: ``git gc --auto`` does it instead."""
+        git = ["git", "--git-dir", str(self.path)]
+        merged = subprocess.run([*git, "repack", "-d", "-q", "--geometric=2"], capture_output=True, check=False)
+        if merged.returncode != 0:
+            subprocess.run([*git, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"], capture_output=True)
 
     def read(self, path: str) -> bytes | None:
         return self._blob_at(self._head(), path)
