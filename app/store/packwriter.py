@@ -3,7 +3,7 @@
 A save writes about seven objects (two blobs, the trees on their paths, a commit). As loose objects that is
 seven files to create, and file creation is what a save's time goes to on most disks. Here they are hashed
 and serialised in memory and written as one pack and its index — two files — before the branch moves, so a
-crash leaves either an unreferenced pack or the new head, as before. ``git gc --auto`` later merges the
+crash leaves either an unreferenced pack or the new head, as before. The store later merges the
 packs. The formats are git's own (pack v2, index v2), read by git and libgit2 alike.
 https://git-scm.com/docs/gitformat-pack
 """
