@@ -248,23 +248,22 @@ class GitHubRuns:
         self._edit_status(run, graph, jobs)
         return run
 
-    def has_other_job(self, title: str) -> bool:
+    def has_other_job(self, title: str, branch: str) -> bool:
         """Whether more than one dispatched job carries this title (a duplicate the concurrency group cancelled)."""
-        return sum(t == title for t in self.api.dispatched_titles(self.repo, self.default_branch)) > 1
+        return sum(t == title for t in self.api.dispatched_titles(self.repo, branch)) > 1
 
     def _has_job(self, run: Run, seq: int) -> bool:
         title = f"interlock {run.id} mission {seq} "
-        return any(t.startswith(title) for t in self.api.dispatched_titles(self.repo, self.default_branch))
+        return any(t.startswith(title) for t in self.api.dispatched_titles(self.repo, run.branch))
 
     def _dispatch(self, run: Run, seq: int, capability: str) -> str | None:
-        """A ``workflow_dispatch`` of the mission workflow on the capability's runners. It is dispatched on the
-        default branch, so the workflow that runs is never one an agent edited on the run branch; the run
-        branch is an input."""
+        """A ``workflow_dispatch`` of the mission workflow on the run branch (SPEC GH3), on the capability's
+        runners. The workflow that runs is the base branch's: the job that pushes refuses any agent commit
+        that touches ``.github/workflows/`` (``app/runner/job.py``)."""
         summary = run.mission(seq)
         stage = summary.stage if summary else run.stage
-        runner = self.config().runs_on(capability)
-        inputs = {"run": run.id, "mission": str(seq), "stage": stage, "branch": run.branch, "runner": runner}
-        workflow_run = self.api.dispatch(self.repo, self.config().workflow, self.default_branch, inputs)
+        inputs = {"run": run.id, "mission": str(seq), "stage": stage, "runner": self.config().runs_on(capability)}
+        workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
         return f"https://github.com/{self.repo}/actions/runs/{workflow_run}" if workflow_run else None
 
     def _open_pull(self, run: Run, draft: bool) -> Run:

@@ -128,10 +128,12 @@ class Handlers:
         runs = self.runs(delivery)
         if text_at(job, "path") != f".github/workflows/{runs.config().workflow}":
             return Outcome.IGNORED
+        if text_at(job, "head_branch") not in (None, f"interlock/{found.group('run')}"):
+            return Outcome.IGNORED  # a mission runs on its run's branch
         run_id, seq, stage = found.group("run"), int(found.group("seq")), found.group("stage")
         record_file = mission_path(run_id, seq, stage)
         conclusion = text_at(job, "conclusion") or "unknown"
-        if conclusion == "cancelled" and runs.has_other_job(found.group(0)):
+        if conclusion == "cancelled" and runs.has_other_job(found.group(0), text_at(job, "head_branch") or ""):
             return Outcome.IGNORED  # the concurrency group cancelled a duplicate; the other job will report
         finished = when(text_at(job, "updated_at"))
 

@@ -65,9 +65,9 @@ class Actions:
         `interlock handle --finished success`, as `.github/workflows/interlock.yml` runs them."""
         dispatch = self.fake.dispatches[self.done_jobs]
         self.done_jobs += 1
-        inputs = dispatch["inputs"]
+        inputs, branch = dispatch["inputs"], dispatch["ref"]
         checkout, handoff = self.tmp / f"job-{inputs['mission']}", self.tmp / f"handoff-{inputs['mission']}"
-        subprocess.run(["git", "clone", "--quiet", "-b", inputs["branch"], str(self.origin), str(checkout)], check=True)
+        subprocess.run(["git", "clone", "--quiet", "-b", branch, str(self.origin), str(checkout)], check=True)
         mission = ["step", "--run", inputs["run"], "--mission", inputs["mission"], "--handoff", str(handoff)]
         agent = f"command:{sys.executable} {self.agent}"
         self.job([*mission, "--phase", "work", "--workdir", str(checkout), "--agent", agent], "workflow_dispatch", {})

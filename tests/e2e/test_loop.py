@@ -151,13 +151,12 @@ class Loop:
         """One dispatched mission as the workflow runs it: the `work` job in a checkout of the run branch with
         a read-only token, the `deliver` job with the write token and no checkout, then GitHub's
         workflow_run event. A job that dies hands nothing over and stores nothing."""
+        branch = self.fake.dispatches[self.done_jobs]["ref"]  # dispatched on the run branch (SPEC GH3)
         self.done_jobs += 1
         handoff = self.tmp / f"handoff-{inputs['mission']}"
         if not dies:
             checkout = self.tmp / f"job-{inputs['mission']}"
-            subprocess.run(
-                ["git", "clone", "--quiet", "-b", inputs["branch"], str(self.origin), str(checkout)], check=True
-            )
+            subprocess.run(["git", "clone", "--quiet", "-b", branch, str(self.origin), str(checkout)], check=True)
             agent = f"command:{sys.executable} {self.agent}"
             self.step(inputs, "work", handoff, "--workdir", str(checkout), "--agent", agent)
             self.step(inputs, "deliver", handoff, "--remote", str(self.origin), "--work-result", "success")
@@ -167,6 +166,7 @@ class Loop:
             "display_title": f"interlock {inputs['run']} mission {inputs['mission']} ({inputs['stage']})",
             "event": "workflow_dispatch",
             "path": ".github/workflows/interlock.yml",
+            "head_branch": branch,
             "conclusion": "failure" if dies else "success",
             "updated_at": now(),
         }

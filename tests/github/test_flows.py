@@ -23,6 +23,7 @@ from tests.webhooks.conftest import EXAMPLES
 
 REPO = "octo/app"
 DISPATCHED = {"event": "workflow_dispatch", "path": ".github/workflows/interlock.yml"}  # a mission job's run
+
 INSTALLATION = {"id": 42, "node_id": "MDIz"}
 SMALL_GRAPH = {
     "name": "small",
@@ -116,6 +117,7 @@ class World:
             "display_title": f"interlock issue-{issue} mission {seq} ({stage})",
             "conclusion": "success" if store_record else "failure",
             **DISPATCHED,
+            "head_branch": f"interlock/issue-{issue}",
             **job,
         }
         return self.deliver("workflow_run", payload)
@@ -165,14 +167,8 @@ def test_label_starts_a_run_with_branch_journal_comment_and_job(world: World) ->
         {
             "repo": REPO,
             "workflow": "interlock.yml",
-            "ref": "main",  # the default branch: the workflow that runs is never one an agent edited
-            "inputs": {
-                "run": run.id,
-                "mission": "1",
-                "stage": "build",
-                "branch": run.branch,
-                "runner": '"ubuntu-latest"',
-            },
+            "ref": run.branch,  # SPEC GH3: on the run branch
+            "inputs": {"run": run.id, "mission": "1", "stage": "build", "runner": '"ubuntu-latest"'},
             "return_run_details": True,
         }
     ]
@@ -297,6 +293,7 @@ def test_an_effect_that_failed_after_its_transition_was_saved_is_done_on_redeliv
     payload = example("workflow_run", "completed.payload.json")
     title = f"interlock issue-{issue} mission 1 (build)"
     payload["workflow_run"] = {**payload["workflow_run"], **DISPATCHED, "display_title": title, "conclusion": "success"}
+    payload["workflow_run"]["head_branch"] = f"interlock/issue-{issue}"
     world.fake.fail("POST", "/pulls", 500, times=10)  # the gate's pull request cannot be opened
     with pytest.raises(Exception, match="500"):
         world.deliver("workflow_run", payload, delivery="job-1")
@@ -366,6 +363,7 @@ def test_a_timeout_loses_no_transition_and_applies_none_twice(world: World) -> N
     payload["workflow_run"] = {
         **payload["workflow_run"],
         **DISPATCHED,
+        "head_branch": f"interlock/issue-{issue}",
         "display_title": f"interlock issue-{issue} mission 2 (review)",
         "conclusion": "success",
     }
@@ -448,6 +446,7 @@ def test_only_the_mission_workflows_dispatched_runs_count_as_jobs(world: World) 
     assert world.job_done(issue, 1, "build", "", store_record=False, path=".github/workflows/ci.yml") is (
         Outcome.IGNORED
     )
+    assert world.job_done(issue, 1, "build", "", store_record=False, head_branch="main") is Outcome.IGNORED
     assert world.run(issue).status is Status.RUNNING
 
 
@@ -469,5 +468,6 @@ def test_a_record_with_fields_of_the_wrong_kind_is_read_leniently(world: World) 
 def test_a_duplicate_job_the_concurrency_group_cancelled_is_not_the_missions_end(world: World) -> None:
     _, issue = world.label()
     world.fake.dispatches.append(dict(world.fake.dispatches[0]))  # the same mission dispatched twice
-    assert world.job_done(issue, 1, "build", "", store_record=False, conclusion="cancelled") is Outcome.IGNORED
+    cancelled = {"conclusion": "cancelled", "head_branch": f"interlock/issue-{issue}"}
+    assert world.job_done(issue, 1, "build", "", store_record=False, **cancelled) is Outcome.IGNORED
     assert world.run(issue).status is Status.RUNNING

@@ -113,7 +113,7 @@ def test_the_mission_workflow_matches_what_the_service_dispatches_and_parses() -
     # SPEC GH3: the service finds a job's mission from its run name; dispatch inputs are the declared ones
     workflow = load(MISSION_WORKFLOW)
     inputs = workflow["on"]["workflow_dispatch"]["inputs"]
-    assert set(inputs) == {"run", "mission", "stage", "branch", "runner"} and len(inputs) <= 25
+    assert set(inputs) == {"run", "mission", "stage", "runner"} and len(inputs) <= 25
     name = workflow["run-name"]
     assert name == "interlock ${{ inputs.run }} mission ${{ inputs.mission }} (${{ inputs.stage }})"
     rendered = name.replace("${{ inputs.run }}", "issue-12").replace("${{ inputs.mission }}", "3")
@@ -131,7 +131,7 @@ def test_the_agent_shares_its_job_with_nothing_that_can_write() -> None:
     assert work["permissions"] == {"contents": "read"} and work["runs-on"] == "${{ fromJSON(inputs.runner) }}"
     assert work["timeout-minutes"] > 0 and deliver["timeout-minutes"] > 0
     checkout = work["steps"][0]
-    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["ref"] == "${{ inputs.branch }}"
+    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["ref"] == "${{ github.ref }}"
     assert checkout["with"]["persist-credentials"] is False
     assert [s["with"]["command"] for s in work["steps"] if "interlock" in s["uses"]] == ["work"]
     assert deliver["needs"] == "work" and deliver["if"] == "${{ always() }}"
