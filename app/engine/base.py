@@ -35,8 +35,12 @@ class Record:
         return copy
 
     def json_data(self) -> dict[str, Any]:
-        """The record as JSON-ready data: what the journal and ``--json`` outputs store."""
-        data: dict[str, Any] = journal_adapter(type(self)).dump_python(self, mode="json", by_alias=True)
+        """The record as JSON-ready data: what the journal and ``--json`` outputs store. A field of the wrong
+        type (records are not validated when built) raises here, rather than writing a journal that cannot
+        be read back."""
+        data: dict[str, Any] = journal_adapter(type(self)).dump_python(
+            self, mode="json", by_alias=True, warnings="error"
+        )
         return data
 
     def set(self, **changes: Any) -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.engine.base import Record
 
+HISTORY_CHUNK = 64  # the oldest history lines are joined into one entry: the same text, a shorter list to copy
 CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
 
 
@@ -84,7 +85,8 @@ def compact_context(context: Context) -> Context:
     """Tiered compaction from newest to oldest. Compacting a compacted context changes nothing (C4).
 
     Results past the cut tier keep their header and routing lines only; they move to ``history`` as plain
-    lines, so what every later transition carries for them is a line, not a record.
+    lines, so what every later transition carries for them is a line, not a record. The oldest lines are
+    joined into one entry now and then, so the list a transition copies stays short however long the run.
     """
     copy = context.but(results=list(context.results))
     return copy if compact_into(copy) else context
@@ -97,7 +99,10 @@ def compact_into(context: Context) -> bool:
     split = max(len(results) - tiers.intact - tiers.cut, 0)
     changed = False
     if split:
-        context.history = [*context.history, *(_history_line(result) for result in results[:split])]
+        history = [*context.history, *(_history_line(result) for result in results[:split])]
+        if len(history) > 2 * HISTORY_CHUNK:
+            history[:HISTORY_CHUNK] = ["\n".join(history[:HISTORY_CHUNK])]
+        context.history = history
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):

@@ -60,7 +60,8 @@ class Transition:
 
     The run passed to ``step`` is never touched — it is copied once here — so a transition stays a pure
     function while each field change costs an assignment instead of a copy of the whole record.
-    ``owned`` holds the ids of the objects this transition made, which it may change in place.
+    ``owned`` holds the objects this transition made, by id, which it may change in place; it holds them
+    strongly, so that an id is never reused by another object while the transition lives.
     """
 
     __slots__ = ("at", "effects", "git", "graph", "owned", "run")
@@ -71,7 +72,7 @@ class Transition:
         self.at = at
         self.git = git
         self.effects: list[Effect] = []
-        self.owned: set[int] = set()
+        self.owned: dict[int, object] = {}
 
     def own(self, record: R) -> R:
         """``record`` itself if this transition made it, else a copy it then owns: changed in place, never
@@ -79,7 +80,7 @@ class Transition:
         if id(record) in self.owned:
             return record
         copy = record.but()
-        self.owned.add(id(copy))
+        self.owned[id(copy)] = copy
         return copy
 
     def ledger_line(self, category: Category) -> tuple[Ledger, Totals]:
@@ -103,7 +104,7 @@ class Transition:
     def add_result(self, result: Result) -> None:
         """Append a mission's result and compact right after (SPEC C2, C3)."""
         context = self.context()
-        self.owned.add(id(result))
+        self.owned[id(result)] = result
         context.results.append(result)
         compact_into(context)
 
@@ -121,7 +122,7 @@ class Transition:
         """The run's mission summaries as a list this transition owns."""
         if id(self.run.missions) not in self.owned:
             missions = list(self.run.missions)
-            self.owned.add(id(missions))
+            self.owned[id(missions)] = missions
             self.run.missions = missions
         return self.run.missions
 
@@ -215,7 +216,7 @@ def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
         return None
     seq = run.mission_count = run.mission_count + 1
     summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind)
-    t.owned.add(id(summary))
+    t.owned[id(summary)] = summary
     missions = t.missions()
     missions.append(summary)
     del missions[:-MISSION_WINDOW]

@@ -252,7 +252,7 @@ class Run(Record):
 
     def journal_json(self) -> bytes:
         """The record as the journal file stores it: indented JSON, one field per line, so diffs read well."""
-        data: bytes = journal_adapter(Run).dump_json(self, indent=1, by_alias=True)
+        data: bytes = journal_adapter(Run).dump_json(self, indent=1, by_alias=True, warnings="error")
         return data
 
     @classmethod

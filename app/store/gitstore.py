@@ -24,7 +24,7 @@ from app.store.packwriter import PackWriter
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
 LOCK_WAIT_S = 1.0
-GC_EVERY = 100  # saves between pack merges (a save writes one small pack)
+GC_EVERY = 40  # saves between pack merges: under git's gc.autoPackLimit (50), so git never repacks for us
 IDENTITY = pygit2.Signature("Interlock", "interlock@localhost")
 
 
@@ -39,13 +39,21 @@ class StoreError(InterlockError):
     """The repository cannot hold a journal (not a git repository, unreadable record...)."""
 
 
+def common_dir(git_dir: Path) -> Path:
+    """Where objects and branches live: a linked worktree's own git folder names it in ``commondir``."""
+    pointer = git_dir / "commondir"
+    if pointer.is_file():
+        return (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir
+
+
 class GitStore:
     def __init__(self, repo: Path, branch: str = STATE_BRANCH) -> None:
         try:
             self.repo = pygit2.Repository(str(repo))
         except pygit2.GitError as exc:
             raise StoreError(f"{repo} is not a git repository ({exc})") from None
-        self.path = Path(self.repo.path)  # the .git folder
+        self.path = common_dir(Path(self.repo.path))  # the .git folder (the main one, from a linked worktree)
         self.ref = f"refs/heads/{branch}"
         self.reftable = _uses_reftable(self.repo)
         self.writes = 0
@@ -105,11 +113,14 @@ class GitStore:
         record = encode_record(run)
         changes = {record_path(run.id): record, **(files or {})}
         objects = PackWriter(self.path / "objects")
-        tree = self._tree_with(objects, head.tree if head else None, changes)
-        parents = [head.id] if head else []
-        text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
-        commit = objects.commit(tree, parents, text, IDENTITY.name, IDENTITY.email)
-        objects.write()  # one pack before the branch moves: a crash leaves garbage or the new head
+        try:
+            tree = self._tree_with(objects, head.tree if head else None, changes)
+            parents = [head.id] if head else []
+            text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
+            commit = objects.commit(tree, parents, text, IDENTITY.name, IDENTITY.email)
+            objects.write()  # one pack before the branch moves: a crash leaves garbage or the new head
+        except ValueError as exc:
+            raise StoreError(f"run {run.id} cannot be saved: {exc}") from None
         self._move_ref(str(commit), str(head.id) if head else ZERO, run.id, expected)
         self._written[run.id] = (pygit2.hash(record), run.version)
         self.writes += 1
@@ -190,17 +201,18 @@ class GitStore:
             return False
 
     def _tree_with(self, objects: PackWriter, base: pygit2.Tree | None, changes: dict[str, bytes]) -> pygit2.Oid:
-        """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new."""
-        nested: dict[str, dict[str, bytes] | bytes] = {}
+        """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new.
+        Names stay bytes, as git stores them: a name that is not UTF-8 already on the branch is kept."""
+        nested: dict[bytes, dict[str, bytes] | bytes] = {}
         for path, content in changes.items():
             head, _, rest = path.partition("/")
             if rest:
-                sub = nested.setdefault(head, {})
+                sub = nested.setdefault(head.encode(), {})
                 assert isinstance(sub, dict)
                 sub[rest] = content
             else:
-                nested[head] = content
-        entries = {entry.name: (entry.filemode, entry.id) for entry in base} if base is not None else {}
+                nested[head.encode()] = content
+        entries = {entry.raw_name: (entry.filemode, entry.id) for entry in base} if base is not None else {}
         for name, value in nested.items():
             if isinstance(value, bytes):
                 entries[name] = (pygit2.enums.FileMode.BLOB, objects.blob(value))
@@ -217,7 +229,7 @@ class GitStore:
         length. A git older than 2.32 has no geometric repack: ``git gc --auto`` does it instead."""
         git = ["git", "--git-dir", str(self.path)]
         merged = subprocess.run([*git, "repack", "-d", "-q", "--geometric=2"], capture_output=True, check=False)
-        if merged.returncode != 0:
+        if merged.returncode != 0 or self.writes % (GC_EVERY * 10) == 0:  # and, now and then, prune garbage
             subprocess.run([*git, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"], capture_output=True)
 
     def read(self, path: str) -> bytes | None:

@@ -23,6 +23,7 @@ import pygit2
 
 KINDS = {"commit": 1, "tree": 2, "blob": 3}
 TREE_MODE = pygit2.enums.FileMode.TREE
+MAX_OFFSET = 2**31  # beyond, an index needs the large-offset table, which this writer does not make
 
 
 class PackWriter:
@@ -38,10 +39,14 @@ class PackWriter:
     def blob(self, data: bytes) -> pygit2.Oid:
         return self.add("blob", data)
 
-    def tree(self, entries: dict[str, tuple[int, pygit2.Oid]]) -> pygit2.Oid:
-        """A tree of ``name -> (filemode, id)``, in git's order: a tree sorts as if its name ended in ``/``."""
-        ordered = sorted(entries.items(), key=lambda item: item[0] + ("/" if item[1][0] == TREE_MODE else ""))
-        data = b"".join(f"{mode:o} {name}\0".encode() + oid.raw for name, (mode, oid) in ordered)
+    def tree(self, entries: dict[bytes, tuple[int, pygit2.Oid]]) -> pygit2.Oid:
+        """A tree of ``name -> (filemode, id)``, in git's order: bytes, a tree sorting as if its name ended in
+        ``/``. A name git refuses (empty, ``.``, ``..``, ``.git``, with a slash) raises ``ValueError``."""
+        for name in entries:
+            if name in (b"", b".", b"..", b".git") or b"/" in name or b"\0" in name:
+                raise ValueError(f"{name!r} cannot name a file in a git tree")
+        ordered = sorted(entries.items(), key=lambda item: item[0] + (b"/" if item[1][0] == TREE_MODE else b""))
+        data = b"".join(f"{mode:o} ".encode() + name + b"\0" + oid.raw for name, (mode, oid) in ordered)
         return self.add("tree", data)
 
     def commit(self, tree: pygit2.Oid, parents: list[pygit2.Oid], message: str, name: str, email: str) -> pygit2.Oid:
@@ -64,6 +69,10 @@ class PackWriter:
         body = bytearray(b"PACK" + struct.pack(">II", 2, len(self.objects)))
         entries = []
         for sha, (kind, data) in self.objects.items():
+            if len(body) >= MAX_OFFSET:
+                raise ValueError(
+                    "a journal save of 2 GiB or more: a pack index v2 without large offsets cannot hold it"
+                )
             packed = _object_header(KINDS[kind], len(data)) + zlib.compress(data, 1)
             entries.append((sha, zlib.crc32(packed), len(body)))
             body += packed

@@ -233,11 +233,16 @@ USAGE_FIELDS = tuple(item.name for item in dataclasses.fields(Usage))
 
 
 def _usage(fields: dict[str, Any]) -> Usage:
-    """Usage from a job's record; figures of the wrong kind (a fraction of a token) count as unreported."""
-    try:
-        usage: Usage = journal_adapter(Usage).validate_python(fields)
-    except ValidationError:
-        return Usage()
+    """Usage from a job's record, field by field: a figure of the wrong kind (a fraction of a token) counts as
+    unreported, and the others — the cost above all, which budgets charge — are kept."""
+    adapter, kept = journal_adapter(Usage), {}
+    for name, value in fields.items():
+        try:
+            adapter.validate_python({name: value})
+        except ValidationError:
+            continue
+        kept[name] = value
+    usage: Usage = adapter.validate_python(kept)
     return usage
 
 

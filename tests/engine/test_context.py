@@ -108,3 +108,19 @@ def test_missions_receive_the_compacted_context() -> None:
     assert bodies[-1] in prompt and bodies[-2] in prompt
     assert bodies[-3] not in prompt and "result 5 zzz" in prompt and "cut by Interlock" in prompt
     assert "result 0 " not in prompt and "#1 work v1 (deliver): VERDICT: PASS → review" in prompt
+
+
+def test_a_long_history_stays_a_short_list_and_renders_every_line() -> None:
+    # SPEC C3, C4, J5: routing lines are kept for ever; the list a transition copies stays bounded
+    from app.engine.context import HISTORY_CHUNK, append_result, compact_context, render_context
+
+    context = Context()
+    for seq in range(1, 501):
+        result = Result(seq=seq, stage="s", visit=seq, kind="deliver", body="b" * 50)
+        result.routing.append(f"VERDICT: PASS (#{seq})")
+        context = append_result(context, result)
+    assert len(context.history) <= 2 * HISTORY_CHUNK
+    text = render_context(context)
+    positions = [text.index(f"#{seq} s v{seq} (deliver): VERDICT: PASS (#{seq})") for seq in range(1, 495)]
+    assert positions == sorted(positions)  # every compacted result, in order
+    assert compact_context(context) is context  # idempotent (C4)

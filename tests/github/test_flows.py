@@ -471,3 +471,12 @@ def test_a_duplicate_job_the_concurrency_group_cancelled_is_not_the_missions_end
     cancelled = {"conclusion": "cancelled", "head_branch": f"interlock/issue-{issue}"}
     assert world.job_done(issue, 1, "build", "", store_record=False, **cancelled) is Outcome.IGNORED
     assert world.run(issue).status is Status.RUNNING
+
+
+def test_a_bad_usage_figure_loses_only_itself(world: World) -> None:
+    # SPEC P3: the cost a job reported is charged even when another of its figures is malformed
+    _, issue = world.label()
+    record = {"status": "done", "answer": "built", "commits": 1, "usage": {"cost_usd": 0.25, "input_tokens": 1.5}}
+    world.job_done(issue, 1, "build", "", record=json.dumps(record))
+    line = world.run(issue).ledger.by_category["deliver"]
+    assert line.cost_usd == 0.25 and line.input_tokens == 0

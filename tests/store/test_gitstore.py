@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.engine.errors import RunNotFound, VersionConflict
+from app.runner.remote import IDENTITY as IDENTITY_ENV
 from app.store.gitstore import GitStore, StoreError
 from app.store.journal import mission_path
 from tests.engine.driver import Driver, loop_graph
@@ -170,3 +171,55 @@ def test_each_save_is_one_pack_that_git_itself_reads_and_verifies(tmp_path: Path
     )
     assert json.loads(shown.stdout) == {"seq": 130}
     assert GitStore(tmp_path).load(d.run.id) == d.run
+
+
+def test_a_name_that_is_not_utf8_already_on_the_branch_is_kept(tmp_path: Path) -> None:
+    # names are bytes in git: a save rewrites the trees on its paths and keeps every other entry as it was
+    make_repo(tmp_path)
+    store = GitStore(tmp_path)
+    d = advanced(0)
+    store.save(d.run, None)
+    git = ["git", "-C", str(tmp_path)]
+    blob = subprocess.run([*git, "hash-object", "-w", "--stdin"], input=b"x", capture_output=True, check=True)
+    runs = subprocess.run([*git, "rev-parse", "interlock/state:runs"], capture_output=True, text=True, check=True)
+    listing = subprocess.run([*git, "ls-tree", "-z", runs.stdout.strip()], capture_output=True, check=True).stdout
+    odd = listing + b"100644 blob " + blob.stdout.strip() + b"\tcaf\xe9.txt\0"
+    tree = subprocess.run([*git, "mktree", "-z"], input=odd, capture_output=True, check=True).stdout.strip()
+    root = subprocess.run([*git, "mktree"], input=b"040000 tree " + tree + b"\truns\n", capture_output=True, check=True)
+    commit = subprocess.run(
+        [*git, "commit-tree", root.stdout.strip().decode(), "-p", "interlock/state", "-m", "odd"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **IDENTITY_ENV},
+    )
+    subprocess.run([*git, "update-ref", "refs/heads/interlock/state", commit.stdout.strip()], check=True)
+    d.finish("x")
+    store.save(d.run, 1)
+    names = subprocess.run([*git, "ls-tree", "-z", "--name-only", "interlock/state:runs"], capture_output=True).stdout
+    assert b"caf\xe9.txt" in names.split(b"\0") and store.load(d.run.id) == d.run
+    assert subprocess.run([*git, "fsck", "--strict", "--no-dangling"], capture_output=True).returncode == 0
+
+
+def test_a_linked_worktree_saves_where_git_looks(tmp_path: Path) -> None:
+    # a store opened in a linked worktree writes objects and the branch into the repository's own folder
+    main = tmp_path / "main"
+    main.mkdir()
+    make_repo(main)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "--quiet", str(tmp_path / "wt")], check=True)
+    d = advanced(1)
+    GitStore(tmp_path / "wt").save(d.run, None)
+    assert GitStore(main).load(d.run.id) == d.run == GitStore(tmp_path / "wt").load(d.run.id)
+    shown = subprocess.run(["git", "-C", str(main), "show", "interlock/state:runs/run-1.json"], capture_output=True)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["version"] == d.run.version
+
+
+def test_a_file_name_git_refuses_is_a_clear_error_and_nothing_moves(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    store = GitStore(tmp_path)
+    d = advanced(0)
+    store.save(d.run, None)
+    d.finish("x")
+    with pytest.raises(StoreError, match="cannot name a file in a git tree"):
+        store.save(d.run, 1, {"runs/run-1/../x.json": b"{}"})
+    assert store.load(d.run.id).version == 1
