@@ -44,7 +44,7 @@ class Record:
         return data
 
     def set(self, **changes: Any) -> None:
-        """Change fields in place: only for a copy a transition owns (see ``flow.Transition``)."""
+        """Change fields in place: only for a copy a transition owns (see ``transition.Transition``)."""
         self.__dict__.update(changes)
 
 

@@ -35,7 +35,6 @@ from app.engine.events import (
 )
 from app.engine.flow import (
     NOT_MISSIONS,
-    Transition,
     ask_advisor,
     ask_decision,
     dispatch,
@@ -51,6 +50,7 @@ from app.engine.flow import (
 )
 from app.engine.graph import END, FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
 from app.engine.record import FINAL, KEY_WINDOW, RESUMABLE, MissionKind, MissionStatus, ReasonCode, Request, Run, Status
+from app.engine.transition import Transition
 from app.engine.verdict import parse_verdict, route_verdict
 
 Handler = Callable[[Transition, Any], None]
