@@ -57,6 +57,7 @@ class GitStore:
         self.ref = f"refs/heads/{branch}"
         self.reftable = _uses_reftable(self.repo)
         self.writes = 0
+        self._maintaining: subprocess.Popen[bytes] | None = None
         self._written: dict[str, tuple[pygit2.Oid, int]] = {}  # run id -> (record blob id, version) last saved here
 
     def _head(self) -> pygit2.Commit | None:
@@ -226,11 +227,25 @@ class GitStore:
         """Merge the small packs saves leave, geometrically (each merge at least doubles a pack, so a long
         journal keeps a few packs and each object is rewritten a logarithmic number of times); successive
         versions of a record then cost their delta, which keeps the journal's size linear in the run's
-        length. A git older than 2.32 has no geometric repack: ``git gc --auto`` does it instead."""
-        git = ["git", "--git-dir", str(self.path)]
-        merged = subprocess.run([*git, "repack", "-d", "-q", "--geometric=2"], capture_output=True, check=False)
-        if merged.returncode != 0 or self.writes % (GC_EVERY * 10) == 0:  # and, now and then, prune garbage
-            subprocess.run([*git, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"], capture_output=True)
+        length. Now and then ``git gc --auto`` prunes garbage (and stands in for a git older than 2.32, which
+        has no geometric repack). It runs beside the saves, one at a time: git's repack is safe with
+        concurrent writers, removing only the packs it merged."""
+        if self._maintaining is not None and self._maintaining.poll() is None:
+            return
+        merge = 'git --git-dir "$1" repack -d -q --geometric=2 && [ "$2" != prune ]'
+        gc = 'git --git-dir "$1" -c gc.autoDetach=false gc --auto --quiet'
+        prune = "prune" if self.writes % (GC_EVERY * 10) == 0 else "keep"
+        self._maintaining = subprocess.Popen(
+            ["sh", "-c", f"{merge} || {gc}", "sh", str(self.path), prune],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def close(self) -> None:
+        """Wait for a pack merge still running (a process about to exit may also just leave it running)."""
+        if self._maintaining is not None:
+            self._maintaining.wait()
+            self._maintaining = None
 
     def read(self, path: str) -> bytes | None:
         return self._blob_at(self._head(), path)

@@ -79,7 +79,10 @@ def interlock_run(transitions: int, store: Any) -> float:
         record = {"seq": waiting.seq, "stage": waiting.stage, "answer": answer}
         store.save(new, run.version, {mission_path(run.id, waiting.seq, waiting.stage): encode_json(record)})
         run = new
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    if isinstance(store, GitStore):
+        store.close()  # a pack merge still running beside the saves: finished before anyone reads the repository
+    return elapsed
 
 
 class LoopState(TypedDict):

@@ -159,6 +159,7 @@ def test_each_save_is_one_pack_that_git_itself_reads_and_verifies(tmp_path: Path
         store.save(d.run, previous, {mission_path(d.run.id, seq, "work"): f'{{"seq": {seq}}}'.encode()})
         if seq == 1:
             assert len(list(packs.glob("*.pack"))) == 2 and not list(packs.glob("tmp_*"))  # one a save
+    store.close()  # the last merge, which runs beside the saves, has ended
     assert len(list(packs.glob("*.pack"))) < 40  # merged along the way, not one per save
     checked = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=tmp_path, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
