@@ -16,6 +16,7 @@ from typing import Any
 from app.agents.base import AgentOutcome
 from app.engine.base import journal_adapter
 from app.engine.record import MissionStatus, Usage
+from app.runner.records import outcome_data
 
 OUTCOME_FILE = "outcome.json"
 BUNDLE_FILE = "work.bundle"
@@ -44,19 +45,6 @@ def read_handoff(folder: Path, seq: int) -> Handoff | None:
         return Handoff(seq, outcome_from(data), _sha(data.get("base")), _sha(data.get("head")))
     except (OSError, ValueError, TypeError, KeyError):
         return None
-
-
-def outcome_data(outcome: AgentOutcome) -> dict[str, Any]:
-    return {
-        "status": outcome.status.value,
-        "answer": outcome.answer,
-        "exit_code": outcome.exit_code,
-        "usage": outcome.usage.json_data(),
-        "session_id": outcome.session_id,
-        "duration_s": outcome.duration_s,
-        "agent": outcome.agent,
-        "model": outcome.model,
-    }
 
 
 def outcome_from(data: dict[str, Any]) -> AgentOutcome:

@@ -49,18 +49,25 @@ def mission_record(
         "seq": seq,
         "stage": stage,
         "kind": kind.value,
-        "status": outcome.status.value,
-        "answer": outcome.answer,
+        **outcome_data(outcome),
         "commits": commits,
-        "usage": outcome.usage.json_data(),
-        "exit_code": outcome.exit_code,
-        "duration_s": outcome.duration_s,
-        "agent": outcome.agent,
-        "model": outcome.model,
-        "session_id": outcome.session_id,
         "finished_at": datetime.now(UTC).isoformat(),
     }
     if prompt is not None:
         record["prompt"] = prompt
     masked: dict[str, Any] = (redactor or Redactor()).data(record)
     return masked
+
+
+def outcome_data(outcome: AgentOutcome) -> dict[str, Any]:
+    """What an agent's outcome says, as JSON-ready data: in the mission record and in a job's hand-off."""
+    return {
+        "status": outcome.status.value,
+        "answer": outcome.answer,
+        "exit_code": outcome.exit_code,
+        "usage": outcome.usage.json_data(),
+        "session_id": outcome.session_id,
+        "duration_s": outcome.duration_s,
+        "agent": outcome.agent,
+        "model": outcome.model,
+    }

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from app.engine.errors import InterlockError
 
-IDENTITY = {
+IDENTITY = {  # like app.local.gitops.IDENTITY, with an address GitHub accepts for commits it shows
     "GIT_AUTHOR_NAME": "Interlock",
     "GIT_AUTHOR_EMAIL": "interlock@users.noreply.github.com",
     "GIT_COMMITTER_NAME": "Interlock",
