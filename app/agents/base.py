@@ -35,6 +35,9 @@ class AgentCall:
     model: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     env: dict[str, str] = field(default_factory=dict)
+    # The whole environment of the agent's process before the mission's variables, when the caller built one
+    # from an allow-list (an Actions job: app/agents/environment.py); None inherits the caller's (a local run).
+    environment: dict[str, str] | None = None
 
     def variables(self) -> dict[str, str]:
         return {

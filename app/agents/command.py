@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from app.agents.base import AgentCall, AgentOutcome, read_usage
+from app.agents.environment import process_environment
 from app.engine.record import MissionStatus, Usage
 
 OUTPUT_LIMIT = 4 * 1024 * 1024
@@ -42,13 +43,8 @@ class CommandAgent:
             scratch = Path(folder)
             prompt_file, usage_file = scratch / "prompt.md", scratch / "usage.json"
             prompt_file.write_text(call.prompt, encoding="utf-8")
-            env = {
-                **os.environ,
-                **call.env,
-                **call.variables(),
-                "INTERLOCK_PROMPT_FILE": str(prompt_file),
-                "INTERLOCK_USAGE_FILE": str(usage_file),
-            }
+            files = {"INTERLOCK_PROMPT_FILE": str(prompt_file), "INTERLOCK_USAGE_FILE": str(usage_file)}
+            env = process_environment(call, files)
             started = time.monotonic()
             code, stdout, stderr, timed_out = run_process(self.argv(call, scratch), call, env)
             elapsed = time.monotonic() - started

@@ -15,6 +15,7 @@ import git
 
 from app.engine.errors import InterlockError
 from app.engine.events import GitState
+from app.runner.ignore import excludes_file
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Interlock",
@@ -80,14 +81,23 @@ def head_of(path: Path) -> str:
 
 
 def commit_work(path: Path, message: str) -> str | None:
-    """Commit everything the agent changed in the worktree; ``None`` when it changed nothing."""
+    """Commit everything the agent changed in the worktree, except caches and environments git does not
+    track yet (``app/runner/ignore.py``); ``None`` when it changed nothing."""
     tree = git.Repo(path)
-    tree.git.add("--all")
+    tree.git.execute(["git", "-c", f"core.excludesFile={excludes_file(Path(tree.git_dir))}", "add", "--all"])
     if not tree.git.status("--porcelain"):
         return None
     with tree.git.custom_environment(**IDENTITY):
         tree.git.commit("--quiet", "--no-verify", "-m", message)
     return str(tree.head.commit.hexsha)
+
+
+def discard_work(path: Path) -> None:
+    """Undo what a check left in the worktree (SPEC V7: a check commits nothing), so that the next mission's
+    commit holds only that mission's work. Ignored files — caches among them — are kept."""
+    tree = git.Repo(path)
+    tree.git.reset("--hard", "--quiet")
+    tree.git.execute(["git", "-c", f"core.excludesFile={excludes_file(Path(tree.git_dir))}", "clean", "-fdq"])
 
 
 def commits_between(path: Path, old: str, new: str) -> int:

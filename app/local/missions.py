@@ -19,7 +19,7 @@ from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFi
 from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.local.config import LocalConfig, agent_for, agent_from_spec
-from app.local.gitops import commit_work, commits_between, delivery_state, head_of, worktree
+from app.local.gitops import commit_work, commits_between, delivery_state, discard_work, head_of, worktree
 from app.runner.orders import parse_advice
 from app.runner.records import mission_record, run_check
 from app.store.journal import encode_json, mission_path
@@ -59,7 +59,10 @@ def run_mission(repo: git.Repo, run: Run, effect: DispatchMission, config: Local
         run_check(call, effect.check) if effect.check is not None else agent_for(config, effect.capability)[0].run(call)
     )
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
-    commit_work(tree, message)
+    if effect.check is None:
+        commit_work(tree, message)
+    else:
+        discard_work(tree)  # SPEC V7: a check commits nothing
     commits = commits_between(tree, before, head_of(tree))
     event = MissionFinished(
         key=effect.key,

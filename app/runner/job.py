@@ -2,8 +2,9 @@
 
 Two phases, each in its own job of the mission workflow:
 - **work** (read-only token): read the run record and the mission's order from the state branch, check out
-  the run branch, run the agent (or the check), commit its changes locally, and hand off the outcome and
-  the commits (``app/runner/handoff.py``);
+  the run branch, run the agent (or the check) in an environment built from an allow-list
+  (``app/agents/environment.py``), commit the agent's changes locally (a check commits nothing), and hand
+  off the outcome and the commits (``app/runner/handoff.py``);
 - **deliver** (write token, no checkout, nothing of the agent's runs): check the commits fast-forward the
   run branch and touch no workflow file, push them, and store the mission record on the state branch.
 The service reads that record when the job's ``workflow_run`` completes; a job that stores none is a
@@ -12,18 +13,17 @@ mission that did not end done (E1). Without a phase, both run in one process, fo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
 from app.agents.base import AgentCall, AgentOutcome
+from app.agents.environment import agent_keys, allowed_environment, parse_names
 from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
@@ -34,18 +34,6 @@ from app.runner.redact import Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
 
-WRITE_TOKENS = ("INTERLOCK_PUSH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
-RUNNER_SECRETS = (
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_URL",
-    "ACTIONS_RESULTS_URL",
-    "ACTIONS_CACHE_URL",
-    "GITHUB_ENV",  # files whose lines change later steps' environment and path: not the agent's to write
-    "GITHUB_PATH",
-    "GITHUB_OUTPUT",
-    "GITHUB_STATE",
-)
 PROTECTED = (".github/workflows/",)
 
 
@@ -121,7 +109,9 @@ def run_job(settings: JobSettings, env: dict[str, str] | None = None) -> JobResu
 def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None = None) -> JobResult | None:
     """Run the mission and write the hand-off; a ``JobResult`` instead when there is nothing to do."""
     env = dict(os.environ if env is None else env)
-    remote = Remote(settings.workdir, token=env.get("GITHUB_TOKEN"), remote=settings.remote)
+    listed = parse_names(env.get("INTERLOCK_AGENT_ENV", ""))  # a bad name stops the job before anything runs
+    token = env.get("GITHUB_TOKEN") or env.get("INTERLOCK_PUSH_TOKEN")  # git's own: the agent never gets it
+    remote = Remote(settings.workdir, token=token, remote=settings.remote)
     state, run = read_run(remote, settings)
     if not awaits(run, settings.seq):
         return JobResult(None, None, 0, f"run {run.id} no longer waits for mission {settings.seq}: nothing to do")
@@ -135,14 +125,15 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
     handoff.mkdir(parents=True, exist_ok=True)
-    with agent_environment(env.get("INTERLOCK_READ_TOKEN")):
-        outcome = (
-            run_check(_call(run, order, settings), order.check)
-            if order.check
-            else (agent_from_spec(settings.agent).run(_call(run, order, settings)))
-        )
+    read_token = env.get("INTERLOCK_READ_TOKEN")
+    if order.check:  # SPEC V7: a verdict computed by code, which commits nothing
+        outcome = run_check(_call(run, order, settings, allowed_environment(env, listed, read_token)), order.check)
+    else:
+        names = (*agent_keys(settings.agent), *listed)
+        call = _call(run, order, settings, allowed_environment(env, names, read_token))
+        outcome = agent_from_spec(settings.agent).run(call)
     head = None
-    if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR):
+    if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and not order.check:
         remote.commit_all(f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
         head = remote.head()
         if head != base:
@@ -224,7 +215,8 @@ def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
         raise JobError(f"the order of mission {seq} is unreadable: {exc}") from None
 
 
-def _call(run: Run, order: Order, settings: JobSettings) -> AgentCall:
+def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, str]) -> AgentCall:
+    """The mission as the agent (or the check) sees it, with the environment the job allowed it."""
     return AgentCall(
         prompt=order.prompt,
         workdir=settings.workdir,
@@ -236,25 +228,9 @@ def _call(run: Run, order: Order, settings: JobSettings) -> AgentCall:
         kind=order.kind,
         session_id=order.session_id,
         timeout_s=settings.timeout_s,
+        environment=environment,
     )
 
 
 def _failed(outcome: AgentOutcome, why: str) -> AgentOutcome:
     return outcome.with_(status=MissionStatus.FAILED, answer=f"{outcome.answer}\n\n[Interlock: {why}]")
-
-
-@contextlib.contextmanager
-def agent_environment(read_token: str | None) -> Iterator[None]:
-    """The environment the agent inherits: no write token, no runner credentials or command files; the
-    read-only token, if one was given, as ``GITHUB_TOKEN``/``GH_TOKEN``. Restored when the agent exits."""
-    saved = {name: os.environ[name] for name in (*WRITE_TOKENS, *RUNNER_SECRETS) if name in os.environ}
-    for name in saved:
-        del os.environ[name]
-    if read_token:
-        os.environ["GITHUB_TOKEN"] = os.environ["GH_TOKEN"] = read_token
-    try:
-        yield
-    finally:
-        for name in ("GITHUB_TOKEN", "GH_TOKEN"):
-            os.environ.pop(name, None)
-        os.environ.update(saved)

@@ -4,20 +4,20 @@ mission record stored once beside the run record (SPEC C5), secrets masked.
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 from app.agents.base import AgentCall, AgentOutcome
 from app.agents.command import run_process
+from app.agents.environment import process_environment
 from app.engine.record import MissionKind, MissionStatus, Usage
 from app.runner.redact import Redactor
 
 
 def run_check(call: AgentCall, command: str) -> AgentOutcome:
     """A check node: the command's exit code is the verdict (SPEC V7); its output enters the context."""
-    env = {**os.environ, **call.variables()}
+    env = process_environment(call)  # in a job, the allow-list the job built (app/agents/environment.py)
     started = time.monotonic()
     code, out, err, timed_out = run_process(["/bin/sh", "-c", f"{command} 2>&1"], call, env, stdin="")
     status = MissionStatus.TIMEOUT if timed_out else MissionStatus.DONE

@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from app.engine.errors import InterlockError
+from app.runner.ignore import excludes_file
 
 IDENTITY = {  # like app.local.gitops.IDENTITY, with an address GitHub accepts for commits it shows
     "GIT_AUTHOR_NAME": "Interlock",
@@ -114,8 +115,10 @@ class Remote:
         return listing.decode().splitlines()
 
     def commit_all(self, message: str) -> None:
-        """Commit every change in the working tree, if there is any (hooks never run: see the module)."""
-        self.git("add", "--all")
+        """Commit every change in the working tree, if there is any (hooks never run: see the module), except
+        caches and environments git does not track yet (``app/runner/ignore.py``)."""
+        git_dir = Path(self.git("rev-parse", "--absolute-git-dir").decode().strip())
+        self.git("-c", f"core.excludesFile={excludes_file(git_dir, self.env)}", "add", "--all")
         if self.git("status", "--porcelain").strip():
             self.git("commit", "--quiet", "--no-verify", "-m", message)
 

@@ -22,7 +22,18 @@ import yaml
 from app.webhooks.handlers import JOB_TITLE, Handlers
 from app.webhooks.router import Router
 from tests.helpers import ROOT
-from tests.runner.test_job import AGENT, BRANCH, PUSH_TOKEN, READ_TOKEN, RUN, origin, state_file
+from tests.runner.test_job import (
+    AGENT,
+    BRANCH,
+    JOB_TOKEN,
+    PUSH_TOKEN,
+    READ_TOKEN,
+    RUN,
+    dump_agent,
+    origin,
+    runner_home,
+    state_file,
+)
 
 ACTION = ROOT / "action" / "action.yml"
 MISSION_WORKFLOW = ROOT / ".github" / "workflows" / "interlock.yml"
@@ -44,45 +55,71 @@ def cli_help(*command: str) -> str:
 
 def step_script(name: str) -> dict[str, Any]:
     steps: list[dict[str, Any]] = load(ACTION)["runs"]["steps"]
-    return next(s for s in steps if s.get("name", "").startswith(name))
+    return next(s for s in steps if s.get("name", "") == name)
+
+
+WORK_STEP, OTHER_STEP = "Interlock work", "Interlock ${{ inputs.command }}"
+EXPRESSION = re.compile(r"\$\{\{\s*([\w.-]+)\s*\}\}")
+
+
+def step_env(step: dict[str, Any], inputs: dict[str, str], job_token: str) -> dict[str, str]:
+    """The step's ``env:`` as the runner evaluates it: inputs (else the action's defaults), the job's token."""
+    defaults = {name: str(spec.get("default", "")) for name, spec in load(ACTION)["inputs"].items()}
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "github.token":
+            return job_token
+        if name == "github.action_path":
+            return str(ROOT / "action")
+        assert name.startswith("inputs."), name
+        found = inputs.get(name.removeprefix("inputs."), defaults[name.removeprefix("inputs.")])
+        return EXPRESSION.sub(value, found)
+
+    return {key: EXPRESSION.sub(value, str(text)) for key, text in step["env"].items()}
 
 
 def test_the_action_installs_itself_in_its_own_environment() -> None:
     action = load(ACTION)
     assert action["runs"]["using"] == "composite"
     wanted = {"command", "run", "mission", "handoff", "work-result", "python-version", "install-args", "agent"}
-    assert wanted | {"token", "read-token", "timeout"} <= set(action["inputs"])
-    install = step_script("Install Interlock")
+    assert wanted | {"token", "read-token", "agent-env", "timeout"} <= set(action["inputs"])
+    install = step_script("Install Interlock into its own environment")
     assert install["env"]["PROJECT"] == "${{ github.action_path }}/.."  # the action's copy, not the checkout
     assert install["working-directory"] == "${{ runner.temp }}"  # `python -m` imports from the current folder
     assert (
         '"$PYTHON" -I -m venv "$RUNNER_TEMP/interlock-venv"' in install["run"] and 'python" -I -m pip' in install["run"]
     )
-    assert step_script("Interlock")["env"]["PYTHONSAFEPATH"] == "1"
+    assert all(step_script(name)["env"]["PYTHONSAFEPATH"] == "1" for name in (WORK_STEP, OTHER_STEP))
     for step in action["runs"]["steps"]:
         assert "${{ inputs." not in step.get("run", ""), "inputs reach scripts through env, never interpolated"
 
 
 def test_the_action_calls_commands_that_exist() -> None:
-    run = step_script("Interlock")["run"]
-    for phase in ("--phase work", "--phase deliver"):
-        assert phase in run
+    assert "--phase work" in step_script(WORK_STEP)["run"] and "--phase deliver" in step_script(OTHER_STEP)["run"]
     options = cli_help("step")
     flags = ("--run", "--mission", "--phase", "--handoff", "--work-result", "--remote", "--timeout", "INTERLOCK_AGENT")
     assert all(flag in options for flag in flags)
     assert "--finished" in cli_help("handle")
 
 
-def run_action_script(tmp_path: Path, checkout: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The action's last step as the runner runs it, with the venv's `interlock` standing for the install."""
+def run_action_script(
+    tmp_path: Path, checkout: Path, inputs: dict[str, str], runner: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The action's Interlock step for ``inputs["command"]`` as the runner runs it — its ``env:`` evaluated,
+    over the runner's own variables — with the venv's `interlock` standing for the install."""
     venv_bin = tmp_path / "runner-temp" / "interlock-venv" / "bin"
     venv_bin.mkdir(parents=True, exist_ok=True)
     shim = venv_bin / "interlock"
     shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m app "$@"\n')
     shim.chmod(0o755)
-    script = step_script("Interlock")["run"]
-    full = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path / "runner-temp"), **env}
-    return subprocess.run(["bash", "-e", "-c", script], cwd=checkout, env=full, capture_output=True, text=True)
+    work = inputs["command"] == "work"
+    step = step_script(WORK_STEP if work else OTHER_STEP)
+    assert step["if"] == ("inputs.command == 'work'" if work else "inputs.command != 'work'")
+    full = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    full |= {"GITHUB_SERVER_URL": str(tmp_path), "GITHUB_REPOSITORY": "origin", **(runner or {})}
+    full |= step_env(step, inputs, JOB_TOKEN)
+    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=checkout, env=full, capture_output=True, text=True)
 
 
 def test_the_action_script_runs_a_mission_as_two_jobs(origin: Path, tmp_path: Path) -> None:
@@ -91,22 +128,43 @@ def test_the_action_script_runs_a_mission_as_two_jobs(origin: Path, tmp_path: Pa
     subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
-    mission = {"RUN_ID": RUN, "MISSION": "1", "TIMEOUT": "60", "HANDOFF": str(tmp_path / "handoff")}
-    github = {"GITHUB_SERVER_URL": str(tmp_path), "GITHUB_REPOSITORY": "origin", "SEEN": str(tmp_path / "seen.json")}
-    agent_spec = f"command:{sys.executable} {agent}"
-    work = {**mission, **github, "COMMAND": "work", "INTERLOCK_TOKEN": READ_TOKEN, "INTERLOCK_AGENT": agent_spec}
-    result = run_action_script(tmp_path, checkout, work)
+    mission = {"run": RUN, "mission": "1", "timeout": "60", "handoff": str(tmp_path / "handoff")}
+    seen = {"SEEN": str(tmp_path / "seen.json")}
+    work = {**mission, "command": "work", "agent": f"command:{sys.executable} {agent}", "agent-env": "SEEN"}
+    result = run_action_script(tmp_path, checkout, work, seen)
     assert result.returncode == 0, result.stderr
     assert state_file(origin, "runs/issue-7/missions/0001-build.json") is None
     scratch = tmp_path / "deliver-job"  # the deliver job has no checkout
     scratch.mkdir()
-    deliver = {**mission, **github, "COMMAND": "deliver", "INTERLOCK_TOKEN": PUSH_TOKEN, "WORK_RESULT": "success"}
+    deliver = {**mission, "command": "deliver", "token": PUSH_TOKEN, "work-result": "success"}
     result = run_action_script(tmp_path, scratch, deliver)
     assert result.returncode == 0, result.stderr
     record = state_file(origin, "runs/issue-7/missions/0001-build.json")
     assert record["status"] == "done" and record["commits"] == 1
-    result = run_action_script(tmp_path, scratch, {**deliver, "COMMAND": "dance"})
+    result = run_action_script(tmp_path, scratch, {**deliver, "command": "dance"})
     assert result.returncode == 2 and "unknown command 'dance'" in result.stdout
+
+
+def test_the_write_token_is_not_in_the_work_step_and_the_agent_sees_no_credential(origin: Path, tmp_path: Path) -> None:
+    # SPEC GH9: whatever `token` holds (an App token can write), `work` never has it; the agent gets read-token
+    work_env = step_script(WORK_STEP)["env"]
+    assert not any("inputs.token" in str(value) for value in work_env.values())
+    assert work_env["GITHUB_TOKEN"] == "${{ github.token }}"  # read-only: the work job has contents: read
+    checkout = tmp_path / "workspace"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
+    agent, out = dump_agent(tmp_path)
+    inputs = {"command": "work", "run": RUN, "mission": "1", "handoff": str(tmp_path / "handoff"), "agent": agent}
+    inputs |= {"token": PUSH_TOKEN, "read-token": READ_TOKEN}
+    runner = {"INTERLOCK_TOKEN": PUSH_TOKEN, "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value"}
+    runner |= {"GITHUB_ENV": str(tmp_path / "github-env"), "HOME": str(runner_home(tmp_path))}
+    result = run_action_script(tmp_path, checkout, inputs, runner)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(out.read_text())
+    assert seen["env"]["GITHUB_TOKEN"] == seen["env"]["GH_TOKEN"] == READ_TOKEN
+    for secret in (PUSH_TOKEN, JOB_TOKEN, "runtime-secret-value", "github-env"):
+        assert secret not in json.dumps(seen), secret
+    handed = b"".join(p.read_bytes() for p in (tmp_path / "handoff").rglob("*") if p.is_file())
+    assert handed and PUSH_TOKEN.encode() not in handed and JOB_TOKEN.encode() not in handed
 
 
 def test_the_mission_workflow_matches_what_the_service_dispatches_and_parses() -> None:

@@ -7,6 +7,7 @@ order, exactly as the service saves them; the agent is a small script following 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from app.agents.environment import AgentEnvError, agent_keys, allowed_environment, parse_names
 from app.engine.effects import DispatchMission
 from app.engine.events import Start
 from app.engine.step import step
@@ -49,6 +51,11 @@ if mode == "rewrite":
     import subprocess
     subprocess.run(["git", "reset", "--quiet", "--hard", "HEAD~1"], check=True)
 pathlib.Path("hello.txt").write_text("hello\n")
+if mode == "caches":
+    for name in ("__pycache__/m.cpython-311.pyc", "pkg/__pycache__/x.pyc", ".venv/bin/python", ".ruff_cache/x",
+                 "node_modules/left-pad/index.js", "tracked.pyc"):
+        pathlib.Path(name).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(name).write_text("made by the agent")
 if mode == "leak":
     print("I found " + os.environ.get("ANTHROPIC_API_KEY", "") + " and ghp_abcdefghijklmnopqrstuvwxyz0123")
 print("Added hello.txt\nVERDICT: PASS")
@@ -59,16 +66,20 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def seed_origin(tmp_path: Path, nodes: list[dict[str, Any]] | None = None, stop: bool = False) -> Path:
-    """A bare origin with `develop`, the run branch (an empty start commit) and the state branch holding the
-    run record and the first mission's order, as the service saves them."""
+def seed_origin(
+    tmp_path: Path, nodes: list[dict[str, Any]] | None = None, stop: bool = False, files: dict[str, str] | None = None
+) -> Path:
+    """A bare origin with `develop` (README.md and ``files``: no .gitignore), the run branch (an empty start
+    commit) and the state branch holding the run record and the first mission's order, as the service saves
+    them."""
     bare = tmp_path / "origin.git"
     subprocess.run(["git", "init", "--quiet", "--bare", "-b", "develop", str(bare)], check=True)
     seed = tmp_path / "seed"
     subprocess.run(["git", "clone", "--quiet", str(bare), str(seed)], check=True, capture_output=True)
     remote = Remote(seed)
-    (seed / "README.md").write_text("# demo\n")
-    remote.git("add", "README.md")
+    for name, text in {"README.md": "# demo\n", **(files or {})}.items():
+        (seed / name).write_text(text)
+        remote.git("add", "--force", name)
     remote.git("commit", "--quiet", "-m", "initial")
     remote.git("push", "--quiet", "origin", "HEAD:refs/heads/develop")
     remote.git("commit", "--quiet", "--allow-empty", "-m", "interlock: start")
@@ -109,6 +120,7 @@ def job(
         "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value",
         "SEEN": str(tmp_path / "seen.json"),
         "MODE": mode,
+        "INTERLOCK_AGENT_ENV": "SEEN, MODE, ANTHROPIC_API_KEY",  # the test agent's own settings, passed by name
     }
     argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", str(mission)]
     argv += ["--agent", f"command:{sys.executable} {agent}", "--workdir", str(checkout)]
@@ -135,15 +147,104 @@ def test_the_job_commits_pushes_and_stores_the_mission_record(origin: Path, tmp_
     assert git(origin, "show", f"{BRANCH}:hello.txt") == "hello"
 
 
-def test_the_agent_gets_the_read_token_and_never_the_write_token(origin: Path, tmp_path: Path) -> None:
-    # SPEC GH2: agents never push; the write token never reaches the agent, nor the checkout's config
-    result, checkout = job(origin, tmp_path)
+DUMP_AGENT = r"""
+import json, os, pathlib, sys
+sys.stdin.read()
+out = pathlib.Path(sys.argv[1])
+seen = {"env": dict(os.environ), "files": {}}
+def take(root):
+    root = pathlib.Path(root).resolve()
+    found = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    for path in found:
+        if "objects" not in path.parts and path != out:
+            seen["files"][str(path)] = path.read_bytes().decode("utf-8", "replace")
+for root in (os.environ["HOME"], ".git", pathlib.Path(os.environ["INTERLOCK_PROMPT_FILE"]).parent, *sys.argv[2:]):
+    take(root)
+out.write_text(json.dumps(seen))
+print("Looked around.\nVERDICT: PASS")
+"""
+JOB_TOKEN = "ghs_jobjobjobjobjobjobjobjob0000"  # the job's own token: Interlock's git reads with it
+SECRETS = {  # what a runner's process may hold; none of it is the agent's
+    "INTERLOCK_TOKEN": PUSH_TOKEN,
+    "INTERLOCK_PUSH_TOKEN": PUSH_TOKEN,
+    "GITHUB_TOKEN": JOB_TOKEN,
+    "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc-secret-value",
+    "MY_DEPLOY_KEY": "deploy-secret-value",  # a credential no list of bad names knows: only an allow-list stops it
+}
+
+
+def dump_agent(tmp_path: Path, *roots: Path) -> tuple[str, Path]:
+    """An agent that writes down everything it can see: its environment, every file of HOME, of the checkout's
+    .git (objects aside), of its scratch folder (prompt, usage) and of ``roots``."""
+    script, out = tmp_path / "dump.py", tmp_path / "seen-by-agent.json"
+    script.write_text(DUMP_AGENT)
+    return f"command:{shlex.join([sys.executable, str(script), str(out), *map(str, roots)])}", out
+
+
+def runner_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = runner\n")
+    return home
+
+
+@pytest.mark.parametrize("phase_name", ["work", "all"])
+def test_the_agent_sees_the_read_token_and_no_other_credential(origin: Path, tmp_path: Path, phase_name: str) -> None:
+    # SPEC GH9: an agent's process holds no credential but the read-only one it is given, wherever it looks
+    checkout, tmpdir = tmp_path / "checkout", tmp_path / "tmp"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
+    tmpdir.mkdir()
+    handoff = tmp_path / "handoff"
+    agent, out = dump_agent(tmp_path, tmpdir, handoff)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(runner_home(tmp_path)), "TMPDIR": str(tmpdir), **SECRETS}
+    env |= {"GITHUB_ENV": str(tmp_path / "github_env"), "INTERLOCK_READ_TOKEN": READ_TOKEN, "LANG": "C.UTF-8"}
+    extra = ["--agent", agent, "--workdir", str(checkout)]
+    if phase_name == "all":
+        extra += ["--remote", str(origin)]
+    result = phase(origin, tmp_path, phase_name, env, *extra)
     assert result.returncode == 0, result.stderr
-    seen = json.loads((tmp_path / "seen.json").read_text())
-    assert seen["env"]["GITHUB_TOKEN"] == READ_TOKEN and seen["env"]["GH_TOKEN"] == READ_TOKEN
-    assert PUSH_TOKEN not in json.dumps(seen["env"]) and "ACTIONS_RUNTIME_TOKEN" not in seen["env"]
-    assert PUSH_TOKEN not in (checkout / ".git" / "config").read_text()
-    assert "# Interlock mission #1" in seen["prompt"] and "Say hi." in seen["prompt"]
+    seen = json.loads(out.read_text())
+    assert seen["env"]["GITHUB_TOKEN"] == seen["env"]["GH_TOKEN"] == READ_TOKEN
+    mission = {"RUN_ID", "STAGE", "CAPABILITY", "VISIT", "MISSION", "KIND", "WORKDIR", "PROMPT_FILE", "USAGE_FILE"}
+    expected = {"PATH", "HOME", "TMPDIR", "LANG", "GITHUB_TOKEN", "GH_TOKEN", *(f"INTERLOCK_{m}" for m in mission)}
+    shells_own = {"PWD", "OLDPWD", "SHLVL", "_"}  # set by the /bin/sh that runs a command agent
+    assert {name for name in seen["env"] if not name.startswith("LC_")} - shells_own == expected
+    files = seen["files"]
+    assert str(checkout / ".git" / "config") in files and str(tmp_path / "home" / ".gitconfig") in files
+    assert any(name.endswith("prompt.md") for name in files)  # the scratch folder was walked
+    handed = {p: p.read_bytes() for p in handoff.rglob("*") if p.is_file()} if handoff.exists() else {}
+    assert phase_name == "all" or set(handed) >= {handoff / "outcome.json"}
+    for name, value in SECRETS.items():
+        assert value not in json.dumps(seen), f"the agent could see {name}"
+        assert all(value.encode() not in data for data in handed.values()), f"{name} is in the hand-off"
+
+
+def test_the_agent_gets_its_own_api_key_and_the_names_a_person_lists() -> None:
+    # SPEC GH9: a preset's key variables pass by name; a listed name passes; a credential can never be listed
+    source = {"ANTHROPIC_API_KEY": API_KEY, "OPENAI_API_KEY": "sk-openai", "DATABASE_URL": "db", **SECRETS}
+    names = (*agent_keys("claude"), *parse_names("DATABASE_URL,\n  EXTRA"))
+    env = allowed_environment(source, names, READ_TOKEN)
+    assert env == {
+        "ANTHROPIC_API_KEY": API_KEY,
+        "DATABASE_URL": "db",
+        "GITHUB_TOKEN": READ_TOKEN,
+        "GH_TOKEN": READ_TOKEN,
+    }
+    assert agent_keys("openai:gpt-4o") == agent_keys("codex") == ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    assert agent_keys("./my-agent.sh") == () and allowed_environment(source, ()) == {}
+    for refused in ("INTERLOCK_TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "GITHUB_ENV"):
+        with pytest.raises(AgentEnvError, match=f"{refused} is a credential Interlock never passes"):
+            parse_names(f"SEEN,{refused}")
+    with pytest.raises(AgentEnvError, match="'A-B' is not the name"):
+        parse_names("A-B")
+
+
+def test_a_bad_agent_env_name_stops_the_job_with_a_clear_error(origin: Path, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "INTERLOCK_AGENT_ENV": "INTERLOCK_TOKEN"}
+    result = phase(origin, tmp_path, "work", env, "--agent", "demo", "--workdir", str(tmp_path))
+    assert result.returncode != 0 and "INTERLOCK_TOKEN is a credential Interlock never passes" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "handoff").exists()
 
 
 def test_secrets_are_redacted_from_the_record_and_the_log(origin: Path, tmp_path: Path) -> None:
@@ -218,6 +319,36 @@ def test_a_check_node_runs_its_command_in_the_job(tmp_path: Path) -> None:
     assert "$ test -f README.md" in record["answer"] and not (tmp_path / "seen.json").exists()
 
 
+def test_a_check_in_the_job_commits_nothing_not_even_its_caches(tmp_path: Path) -> None:
+    # SPEC V7: a verdict computed by code; pytest's caches and report stay out of the run branch
+    check = f"{sys.executable} -m pytest -q --junitxml=junit.xml"
+    test = "def test_sum():\n    assert sum([1, 2]) == 3\n"
+    origin = seed_origin(
+        tmp_path, nodes=[node("build", check=check), node("review", "review")], files={"test_a.py": test}
+    )
+    head = git(origin, "rev-parse", BRANCH)
+    result, checkout = job(origin, tmp_path)
+    assert result.returncode == 0, result.stderr
+    record = state_file(origin, "runs/issue-7/missions/0001-build.json")
+    assert (record["kind"], record["exit_code"], record["commits"]) == ("check", 0, 0)
+    assert (checkout / ".pytest_cache").is_dir() and (checkout / "junit.xml").exists()  # pytest ran in the job
+    assert git(origin, "rev-parse", BRANCH) == head
+
+
+def test_an_agent_mission_commits_no_cache_the_repository_does_not_track(tmp_path: Path) -> None:
+    # GH2: the agent's work is committed without __pycache__/, .venv/, node_modules/...; tracked files as usual
+    origin = seed_origin(tmp_path, files={"tracked.pyc": "tracked on purpose"})
+    result, _ = job(origin, tmp_path, mode="caches")
+    assert result.returncode == 0, result.stderr
+    assert state_file(origin, "runs/issue-7/missions/0001-build.json")["commits"] == 1
+    assert set(git(origin, "ls-tree", "-r", "--name-only", BRANCH).splitlines()) == {
+        "README.md",
+        "tracked.pyc",
+        "hello.txt",
+    }
+    assert git(origin, "show", f"{BRANCH}:tracked.pyc") == "made by the agent"
+
+
 @pytest.mark.parametrize(
     ("mode", "why"),
     [
@@ -267,6 +398,7 @@ def test_work_and_deliver_run_as_two_jobs(origin: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
     base = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SEEN": str(tmp_path / "seen.json"), "MODE": "work"}
+    base["INTERLOCK_AGENT_ENV"] = "SEEN,MODE"
     work_env = {**base, "GITHUB_TOKEN": READ_TOKEN}  # the work job's token is read-only
     work = phase(
         origin, tmp_path, "work", work_env, "--agent", f"command:{sys.executable} {agent}", "--workdir", str(checkout)
