@@ -7,8 +7,8 @@ effects collected so far.
 from __future__ import annotations
 
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
-from app.engine.context import add_note, fence
-from app.engine.contract import ContractKind, reserved_verdicts_text, selection_text, verdict_contract
+from app.engine.context import add_note
+from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.effects import (
     AskAdvisor,
@@ -24,6 +24,16 @@ from app.engine.effects import (
     ReadyPullRequest,
 )
 from app.engine.graph import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge
+from app.engine.messages import (
+    END_TEXT,
+    advisor_question,
+    autopilot_text,
+    decision_prompt,
+    gate_text,
+    question_text,
+    stopped_text,
+    upstream_text,
+)
 from app.engine.record import (
     HOP_WINDOW,
     MISSION_WINDOW,
@@ -166,7 +176,7 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         accept(t, waiting, NEEDS_INPUT)
         t.run.status = Status.AWAITING_INPUT
         t.run.waiting = None
-        t.emit(PostMessage("question", f"Stage `{waiting.stage}` needs an answer from a person:\n\n{answer}"))
+        t.emit(PostMessage("question", question_text(waiting.stage, answer)))
         return
     if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
         accept(t, waiting, NEEDS_UPSTREAM)
@@ -181,7 +191,7 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         open_gate(t, routing, waiting.seq)
         return
     if node.human_gate:
-        t.emit(PostMessage("autopilot", f"Autopilot passed the gate of `{node.stage}` on {routing.verdict}."))
+        t.emit(PostMessage("autopilot", autopilot_text(node.stage, routing.verdict or PASS)))
         t.add_line(f"gate of {node.stage} passed by autopilot")
     follow(t, routing.edge)
 
@@ -241,11 +251,7 @@ def open_gate(t: Transition, routing: Routing, seq: int) -> None:
     t.emit(
         OpenPullRequest(draft=True),
         OpenGate(t.run.stage, verdict, seq),
-        PostMessage(
-            "gate",
-            f"Stage `{t.run.stage}` finished with {verdict} and waits at a human gate: approve the "
-            "pull request to go on, or request changes to amend it.",
-        ),
+        PostMessage("gate", gate_text(t.run.stage, verdict)),
     )
 
 
@@ -258,7 +264,7 @@ def file_upstream(t: Transition, answer: str) -> None:
     t.run.upstream = Upstream(target=target, title=title, body=body)
     t.emit(
         FileRequest(target, title, body, key),
-        PostMessage("upstream", f"Stage `{t.run.stage}` needs `{target}` to change first: {title}"),
+        PostMessage("upstream", upstream_text(t.run.stage, target, title)),
     )
 
 
@@ -271,7 +277,7 @@ def ask_decision(t: Transition, waiting: Waiting, answer: str) -> None:
     if seq is None:
         return
     key = f"{t.run.id}/decide/{seq}"
-    prompt = f"{selection_text(labels)}\n\n## Result to classify\n{fence(answer)}"
+    prompt = decision_prompt(labels, answer)
     t.run.waiting = Waiting(seq=seq, kind=MissionKind.DECIDE, stage=waiting.stage, key=key)
     t.emit(AskDecision(seq, waiting.stage, labels, prompt, key))
 
@@ -282,10 +288,7 @@ def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
     if seq is None:
         return
     key = f"{t.run.id}/advisor/{seq}"
-    question = (
-        f"The mission at stage `{waiting.stage}` ended badly:\n{fence(failure)}\n"
-        "Answer with one word — retry, revise or escalate — and for revise, an instruction on the next lines."
-    )
+    question = advisor_question(waiting.stage, failure)
     t.run.waiting = Waiting(seq=seq, kind=MissionKind.ADVISOR, stage=waiting.stage, key=key, extra=failure)
     t.emit(AskAdvisor(seq, waiting.stage, question, key))
 
@@ -297,9 +300,7 @@ def reach_end(t: Transition) -> None:
     t.run.waiting = None
     t.emit(
         ReadyPullRequest(),
-        PostMessage(
-            "end", "The run reached the end: the pull request is ready for review and waits for a person to merge it."
-        ),
+        PostMessage("end", END_TEXT),
     )
 
 
@@ -318,7 +319,7 @@ def interrupt(t: Transition) -> None:
     t.run.status = Status.INTERRUPTED
     t.run.reason = reason
     t.run.stop_requested = False
-    t.emit(PostMessage("stopped", f"The run was stopped at `{t.run.stage}`; it can be resumed as it is."))
+    t.emit(PostMessage("stopped", stopped_text(t.run.stage)))
 
 
 def note_person(t: Transition, label: str, text: str) -> None:

@@ -203,6 +203,42 @@ class Installation:
         if reviewers:
             self.call("POST", f"/repos/{repo}/pulls/{number}/requested_reviewers", json={"reviewers": reviewers})
 
+    def pull(self, repo: str, number: int) -> dict[str, Any] | None:
+        """A pull request's number, node id, state and whether it is a draft; ``None`` when there is none."""
+        data = self.call("GET", f"/repos/{repo}/pulls/{number}", missing_ok=True)
+        return _pull_fields(data) if isinstance(data, dict) else None
+
+    def open_pull(self, repo: str, branch: str) -> dict[str, Any] | None:
+        """The open pull request from ``branch`` of ``repo`` itself, if there is one."""
+        owner = repo.split("/", 1)[0]
+        data = self.call("GET", f"/repos/{repo}/pulls", params={"head": f"{owner}:{branch}", "state": "open"})
+        found = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+        return _pull_fields(found[0]) if found else None
+
+    def reviewers_asked(self, repo: str, number: int) -> set[str]:
+        """Who was asked to review a pull request: those still requested, and those who reviewed already."""
+        requested = self.call("GET", f"/repos/{repo}/pulls/{number}/requested_reviewers")
+        reviews = self.call("GET", f"/repos/{repo}/pulls/{number}/reviews", params={"per_page": 100})
+        users = (requested.get("users", []) if isinstance(requested, dict) else []) + [
+            review.get("user") or {} for review in (reviews if isinstance(reviews, list) else [])
+        ]
+        return {str(user.get("login")) for user in users if isinstance(user, dict) and user.get("login")}
+
+    def issue_comments(self, repo: str, issue: int, pages: int = 10) -> list[dict[str, Any]]:
+        """The comments of an issue (id and body), oldest first: up to ``pages`` pages of 100."""
+        found: list[dict[str, Any]] = []
+        for page in range(1, pages + 1):
+            data = self.call("GET", f"/repos/{repo}/issues/{issue}/comments", params={"per_page": 100, "page": page})
+            batch = [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
+            found += [{"id": c.get("id"), "body": str(c.get("body") or "")} for c in batch]
+            if len(batch) < 100:
+                break
+        return found
+
+    def labels(self, repo: str, issue: int) -> set[str]:
+        data = self.call("GET", f"/repos/{repo}/issues/{issue}/labels", params={"per_page": 100}, missing_ok=True)
+        return {str(item.get("name")) for item in data if isinstance(item, dict)} if isinstance(data, list) else set()
+
     def mark_ready(self, node_id: str) -> None:
         """REST cannot undraft a pull request; GraphQL's ``markPullRequestReadyForReview`` can.
         https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview"""
@@ -255,6 +291,15 @@ class Installation:
             else:
                 texts[path] = blob.get("text")
         return Snapshot(head=target["oid"], tree=target["tree"]["oid"], files=texts)
+
+
+def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "number": int(data["number"]),
+        "node_id": str(data.get("node_id", "")),
+        "draft": data.get("draft") is True,
+        "state": str(data.get("state", "open")),
+    }
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from app.engine.effects import (
     AskAdvisor,
@@ -32,11 +33,13 @@ from app.engine.effects import (
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.events import Event, Linked, Start
 from app.engine.graph import Graph
-from app.engine.record import FINAL, Run, Status
+from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
+from app.engine.record import FINAL, Run
 from app.engine.step import step
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
 from app.github.config import CONFIG_PATH, RepoConfig, parse_config
+from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.graphset import find_graph
 from app.runner.orders import mission_order
@@ -200,53 +203,103 @@ class GitHubRuns:
         return files
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
-        """Carry out the effects, then edit the status comment once."""
+        """Carry out the effects in order, then edit the status comment once. A failure stops here: the
+        delivery fails, GitHub redelivers it, and ``reconcile`` carries out what is still owed."""
         jobs: dict[int, str] = {}
-        issue = int(run.links.get("issue", "0"))
         for effect in effects:
-            if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
-                capability = effect.capability if isinstance(effect, DispatchMission) else "default"
-                run_url = self._dispatch(run, effect.seq, capability)
-                if run_url:
-                    jobs[effect.seq] = run_url
-            elif isinstance(effect, OpenPullRequest):
-                run = self._open_pull(run, draft=True)
-            elif isinstance(effect, ReadyPullRequest):
-                run = self._ready_pull(run)
-            elif isinstance(effect, OpenGate):
-                self._request_review(run)
-            elif isinstance(effect, PostMessage) and effect.kind in ("gate", "question", "upstream", "autopilot"):
-                self.api.comment(self.repo, issue, effect.text)
-            elif isinstance(effect, Escalate):
-                self.api.comment(self.repo, issue, effect.decision)
-            elif isinstance(effect, FileRequest):
-                self._file_request(run, effect, issue)
-            elif isinstance(effect, EmitEvent):
-                self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
-            elif isinstance(effect, Finish) and issue:
-                self.api.remove_label(self.repo, issue, RUNNING_LABEL)
-                self.api.add_labels(self.repo, issue, [f"interlock:{effect.status.value}"])
+            run = self._carry_out(run, effect, jobs)
         self._edit_status(run, graph, jobs)
         return run
 
-    def reconcile(self, run: Run, graph: Graph) -> Run:
-        """Carry out what the record says must exist, for effects that may have failed after their transition
-        was saved: the job of the awaited mission, the gate's pull request, the ready pull request at the end,
-        the status comment. Only redeliveries pay for these checks."""
-        jobs: dict[int, str] = {}
-        waiting = run.waiting
-        if run.status is Status.RUNNING and waiting is not None and not self._has_job(run, waiting.seq):
-            node = graph.node(waiting.stage) if graph.has_stage(waiting.stage) else None
-            url = self._dispatch(run, waiting.seq, node.capability if node else "default")
-            if url:
-                jobs[waiting.seq] = url
-        elif run.status is Status.GATE_WAIT and "pr" not in run.links:
-            run = self._open_pull(run, draft=True)
-            self._request_review(run)
-        elif run.status is Status.AWAITING_MERGE and "pr" not in run.links:
-            run = self._ready_pull(run)
-        self._edit_status(run, graph, jobs)
+    def _carry_out(self, run: Run, effect: Effect, jobs: dict[int, str]) -> Run:
+        """One effect on GitHub; the run as it is after (a pull request or a sent event is linked to it)."""
+        issue = int(run.links.get("issue", "0"))
+        mark = effect_mark(run, effect)
+        match effect:
+            case DispatchMission() | AskDecision() | AskAdvisor():
+                capability = effect.capability if isinstance(effect, DispatchMission) else "default"
+                url = self._dispatch(run, effect.seq, capability)
+                if url:
+                    jobs[effect.seq] = url
+            case OpenPullRequest():
+                run = self._open_pull(run, draft=True)
+            case ReadyPullRequest():
+                run = self._ready_pull(run)
+            case OpenGate():
+                self._request_review(run)
+            case PostMessage(text=text) | Escalate(decision=text) if mark and issue:
+                self.api.comment(self.repo, issue, f"{text}\n\n{mark}")
+            case FileRequest():
+                self._file_request(run, effect, issue, mark or "")
+            case EmitEvent():
+                self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
+                run = self._record_event_sent(run)
+            case Finish() if issue:
+                self.api.remove_label(self.repo, issue, RUNNING_LABEL)
+                self.api.add_labels(self.repo, issue, [f"interlock:{effect.status.value}"])
         return run
+
+    def _record_event_sent(self, run: Run) -> Run:
+        """A graph event leaves nothing on GitHub to find again: the record says which hop's event was sent."""
+        hop = run.hop_count
+
+        def sent(current: Run) -> Event:
+            links = {EVENTS_SENT: str(max(hop, events_sent(current)))}
+            return Linked(key=f"{current.id}/events/{hop}", at=current.updated_at, links=links)
+
+        return self.record(run.id, sent)[0]
+
+    def reconcile(self, run: Run, graph: Graph) -> Run:
+        """A redelivery of an event already applied: carry out every effect the saved record still owes
+        (``owed_effects``) that GitHub does not show done, each once — the awaited job, the gate's pull
+        request, review request and message, the ready pull request, the graph event, the question, the
+        request filed upstream, the decision, the labels — then the status comment, if it changed. Only
+        redeliveries pay for these reads (``app/github/seen.py`` says how each is found)."""
+        seen = Seen(self.api, self.repo, int(run.links.get("issue", "0")))
+        jobs: dict[int, str] = {}
+        for effect in owed_effects(run, graph):
+            done, run = self._shows_done(run, effect, seen)
+            if not done:
+                run = self._carry_out(run, self._exact(run, effect), jobs)
+        if self.is_live(run) and seen.issue and RUNNING_LABEL not in seen.labels():
+            self.api.add_labels(self.repo, seen.issue, [RUNNING_LABEL])
+        self._edit_status(run, graph, jobs, seen)
+        return run
+
+    def _shows_done(self, run: Run, effect: Effect, seen: Seen) -> tuple[bool, Run]:
+        """Whether GitHub (for a graph event: the record) shows ``effect`` carried out. An open pull request
+        of the run's branch that the record does not know yet is linked to the run on the way."""
+        match effect:
+            case DispatchMission() | AskDecision() | AskAdvisor():
+                return self._has_job(run, effect.seq), run
+            case OpenPullRequest():
+                run = self._link_open_pull(run)
+                return "pr" in run.links, run
+            case ReadyPullRequest():
+                run = self._link_open_pull(run)
+                pull = self.api.pull(self.repo, int(run.links["pr"])) if "pr" in run.links else None
+                return pull is not None and (not pull["draft"] or pull["state"] != "open"), run
+            case OpenGate():
+                wanted = set(self.config().gatekeepers)
+                if not wanted or "pr" not in run.links:
+                    return True, run
+                return wanted <= self.api.reviewers_asked(self.repo, int(run.links["pr"])), run
+            case Finish():
+                labels = seen.labels()
+                return RUNNING_LABEL not in labels and f"interlock:{effect.status.value}" in labels, run
+            case EmitEvent():
+                return False, run  # owed only while the record does not say it was sent
+        mark = effect_mark(run, effect)
+        return mark is None or not seen.issue or seen.posted(mark), run
+
+    def _exact(self, run: Run, effect: Effect) -> Effect:
+        """The effect with its exact words where the journal keeps them: the decision file as it was saved
+        (with the git state the engine cannot read again)."""
+        if isinstance(effect, Escalate):
+            stored = self.store.read(decision_path(run.id))
+            if stored is not None:
+                return Escalate(effect.reason, effect.status, stored.decode("utf-8", errors="replace"))
+        return effect
 
     def has_other_job(self, title: str, branch: str) -> bool:
         """Whether more than one dispatched job carries this title (a duplicate the concurrency group cancelled)."""
@@ -271,8 +324,18 @@ class GitHubRuns:
             return run
         title = f"{run.request.title} (Interlock run {run.id})"
         body = f"Run `{run.id}` for #{run.links.get('issue', '?')}. Merging is a person's decision."
-        created = self.api.create_pull(self.repo, run.branch, run.base, title, body, draft)
-        links = {"pr": str(created["number"]), "pr_node": created["node_id"]}
+        return self._link_pull(run, self.api.create_pull(self.repo, run.branch, run.base, title, body, draft))
+
+    def _link_open_pull(self, run: Run) -> Run:
+        """The run branch's open pull request linked to the run, when the record does not know it yet (it was
+        opened, and the save that links it failed)."""
+        if "pr" in run.links:
+            return run
+        found = self.api.open_pull(self.repo, run.branch)
+        return self._link_pull(run, found) if found else run
+
+    def _link_pull(self, run: Run, pull: dict[str, Any]) -> Run:
+        links = {"pr": str(pull["number"]), "pr_node": pull["node_id"]}
         return self.record(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links))[0]
 
     def _ready_pull(self, run: Run) -> Run:
@@ -285,8 +348,9 @@ class GitHubRuns:
         if "pr" in run.links:
             self.api.request_reviewers(self.repo, int(run.links["pr"]), self.config().gatekeepers)
 
-    def _file_request(self, run: Run, effect: FileRequest, issue: int) -> None:
-        """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself."""
+    def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> None:
+        """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself; the note
+        on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
         marker = UPSTREAM_MARKER.format(run_id=run.id, repo=self.repo)
         body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._\n{marker}"
         try:
@@ -294,12 +358,17 @@ class GitHubRuns:
             note = f"Filed the upstream request {created['url'] or effect.target} for this run."
         except GitHubError as exc:
             note = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
-        self.api.comment(self.repo, issue, note)
+        self.api.comment(self.repo, issue, f"{note}\n\n{mark}")
 
-    def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str]) -> None:
+    def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None) -> None:
+        """Edit the status comment; on a redelivery, only if what it shows changed."""
         comment = run.links.get("status_comment")
-        if comment:
-            self.api.edit_comment(self.repo, int(comment), render_status(run, graph, jobs))
+        if not comment:
+            return
+        body = render_status(run, graph, jobs)
+        if seen is not None and seen.comment_body(int(comment)) == self.api.redactor.text(body):
+            return
+        self.api.edit_comment(self.repo, int(comment), body)
 
     def is_live(self, run: Run) -> bool:
         return run.status not in FINAL

@@ -63,12 +63,19 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/actions/runs"), self._workflow_runs),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews/(\d+)/comments"), self._review_comments),
             ("POST", re.compile(r"/app/hook/deliveries/(\d+)/attempts"), self._redeliver),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self._list_comments),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/labels"), self._list_labels),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls"), self._list_pulls),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)"), self._get_pull),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/requested_reviewers"), self._get_reviewers),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews"), self._list_reviews),
         ]
         self.hook_deliveries: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.review_notes: dict[int, list[dict[str, Any]]] = {}
         self.redelivered: list[int] = []
         self.pulls: dict[int, dict[str, Any]] = {}
+        self.reviews: dict[int, list[str]] = {}  # who reviewed a pull request
         self.issues: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
 
@@ -87,9 +94,17 @@ class FakeGitHub:
         return commit
 
     def fail(
-        self, method: str, path_part: str, status: int, times: int = 1, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path_part: str,
+        status: int,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        after: int = 0,
     ) -> None:
-        self.faults.setdefault(f"{method} {path_part}", []).extend([(status, headers or {})] * times)
+        """Answer ``status`` to the next ``times`` matching requests, once ``after`` of them went through."""
+        queue = self.faults.setdefault(f"{method} {path_part}", [])
+        queue.extend([(-1, {})] * after + [(status, headers or {})] * times)
 
     def files_at(self, repo: str, branch: str) -> dict[str, str]:
         return self.trees[self.commits[self.refs[(repo, branch)]]["tree"]]
@@ -111,6 +126,8 @@ class FakeGitHub:
             method, part = key.split(" ", 1)
             if queue and request.method == method and part in path:
                 status, headers = queue.pop(0)
+                if status == -1:  # let this one through
+                    break
                 if status == 0:
                     raise httpx.ReadTimeout("injected timeout", request=request)
                 return httpx.Response(status, headers=headers, json={"message": f"injected {status}"})
@@ -220,7 +237,7 @@ class FakeGitHub:
         if self.refs[(repo, body["head"])] == self.refs[(repo, body["base"])]:
             return httpx.Response(422, json={"message": "No commits between base and head"})
         number = 100 + len(self.pulls)
-        self.pulls[number] = {**body, "repo": repo, "reviewers": [], "node_id": f"PR_{number}"}
+        self.pulls[number] = {**body, "repo": repo, "reviewers": [], "node_id": f"PR_{number}", "state": "open"}
         return httpx.Response(201, json={"number": number, "node_id": f"PR_{number}", "draft": body.get("draft")})
 
     def _reviewers(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
@@ -307,6 +324,57 @@ class FakeGitHub:
     def _redeliver(self, request: httpx.Request, body: Any, delivery_id: str) -> httpx.Response:
         self.redelivered.append(int(delivery_id))
         return httpx.Response(202, json={})
+
+    def _list_comments(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
+        found = [
+            {"id": number, "body": c["body"]}
+            for number, c in sorted(self.comments.items())
+            if c["repo"] == repo and c["issue"] == int(issue)
+        ]
+        return httpx.Response(200, json=self._page(request, found))
+
+    def _list_labels(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
+        return httpx.Response(200, json=[{"name": name} for name in self.labels.get((repo, int(issue)), [])])
+
+    def _pull_json(self, number: int) -> dict[str, Any]:
+        pull = self.pulls[number]
+        fields = {
+            "number": number,
+            "node_id": pull["node_id"],
+            "draft": bool(pull.get("draft")),
+            "state": pull["state"],
+        }
+        return {**fields, "head": {"ref": pull["head"]}, "base": {"ref": pull["base"]}}
+
+    def _list_pulls(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        head = request.url.params.get("head", "")
+        state = request.url.params.get("state", "open")
+        found = [
+            self._pull_json(number)
+            for number, pull in sorted(self.pulls.items())
+            if pull["repo"] == repo
+            and (not head or f"{repo.split('/')[0]}:{pull['head']}" == head)
+            and state in (pull["state"], "all")
+        ]
+        return httpx.Response(200, json=found)
+
+    def _get_pull(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        if int(number) not in self.pulls:
+            return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(200, json=self._pull_json(int(number)))
+
+    def _get_reviewers(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        users = [{"login": login} for login in self.pulls[int(number)]["reviewers"]]
+        return httpx.Response(200, json={"users": users, "teams": []})
+
+    def _list_reviews(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        return httpx.Response(200, json=[{"user": {"login": login}} for login in self.reviews.get(int(number), [])])
+
+    @staticmethod
+    def _page(request: httpx.Request, items: list[Any]) -> list[Any]:
+        size = int(request.url.params.get("per_page", "30"))
+        page = int(request.url.params.get("page", "1"))
+        return items[(page - 1) * size : page * size]
 
     def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
         """What a job does when it stores its mission record: a new commit on the branch."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -140,6 +141,17 @@ class World:
         payload["comment"] = {**payload["comment"], "body": body, "created_at": "2099-01-02T00:00:00Z"}
         payload["sender"] = {**payload["sender"], "login": user, "type": "User"}
         return self.deliver("issue_comment", payload)
+
+
+@pytest.fixture(autouse=True)
+def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """githubkit retries 5xx answers three times, waiting 1, 4 and 9 seconds; here it retries without waiting
+    (the waits are recorded), so that a flow with a failing GitHub takes milliseconds."""
+    import githubkit.core
+
+    waits: list[float] = []
+    monkeypatch.setattr(githubkit.core, "time", SimpleNamespace(sleep=waits.append))
+    return waits
 
 
 @pytest.fixture
@@ -321,6 +333,139 @@ def test_a_lost_dispatch_is_sent_once_on_redelivery(world: World) -> None:
     assert world.deliver("issues", payload, delivery="label-1") is Outcome.HANDLED
     assert [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1"]
     assert world.deliver("issues", payload, delivery="label-2") is Outcome.IGNORED  # a new label event: one live run
+
+
+def writes(world: World, since: int) -> list[str]:
+    """The requests since ``since`` that change something on GitHub (reads and GraphQL queries aside)."""
+    changed = []
+    for request in world.fake.requests[since:]:
+        path = request.url.path.removeprefix(world.fake.base)
+        query = path.endswith("/graphql") and b"mutation" not in request.content
+        if request.method != "GET" and not query and not path.endswith("/access_tokens"):
+            changed.append(f"{request.method} {path}")
+    return changed
+
+
+def merged_payload(branch: str) -> dict[str, Any]:
+    payload = example("pull_request", "closed.payload.json")
+    head = {**payload["pull_request"]["head"], "ref": branch}
+    payload["pull_request"] = {**payload["pull_request"], "merged": True, "head": head}
+    return payload
+
+
+def reach_review(world: World, graph: dict[str, Any]) -> int:
+    """A run of ``graph`` (build at a gate, then review) whose review job has just completed: its issue."""
+    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/small.json", json.dumps(graph))
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built it")
+    world.review(issue, "approved")
+    record = {"seq": 2, "stage": "review", "status": "done", "answer": "Fine.\nVERDICT: PASS", "commits": 0}
+    world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0002-review.json", json.dumps(record))
+    return issue
+
+
+def review_job(issue: int, seq: int = 2, stage: str = "review") -> dict[str, Any]:
+    payload = example("workflow_run", "completed.payload.json")
+    title = f"interlock issue-{issue} mission {seq} ({stage})"
+    payload["workflow_run"] = {**payload["workflow_run"], **DISPATCHED, "display_title": title, "conclusion": "success"}
+    payload["workflow_run"]["head_branch"] = f"interlock/issue-{issue}"
+    return payload
+
+
+EVENT_GRAPH = {
+    **SMALL_GRAPH,
+    "nodes": [SMALL_GRAPH["nodes"][0], {"stage": "review", "capability": "review", "event": "reviewed"}],
+}
+
+
+def test_a_redelivered_end_makes_the_pull_request_ready_and_sends_the_event_once(world: World) -> None:
+    # SPEC GH6, GH8, J2: the end was saved, then the graph event's dispatch answered 502: the delivery fails;
+    # its redelivery carries out what the end still owes, each once; a second redelivery changes nothing
+    issue = reach_review(world, EVENT_GRAPH)
+    world.fake.fail("POST", f"/repos/{REPO}/dispatches", 502, times=10)
+    with pytest.raises(Exception, match="502"):
+        world.deliver("workflow_run", review_job(issue), delivery="end-1")
+    run = world.run(issue)
+    pull = world.fake.pulls[int(run.links["pr"])]
+    assert run.status is Status.AWAITING_MERGE and pull["draft"] is True and world.fake.events == []
+    world.fake.faults.clear()
+    assert world.deliver("workflow_run", review_job(issue), delivery="end-1") is Outcome.HANDLED
+    assert pull["draft"] is False  # marked ready
+    assert [(e["event_type"], e["client_payload"]) for e in world.fake.events] == [
+        ("reviewed", {"run": f"issue-{issue}", "stage": "review"})
+    ]
+    status = world.fake.comments[int(run.links["status_comment"])]["body"]
+    assert "— awaiting_merge" in status and world.fake.labels[(REPO, issue)] == ["interlock:running"]
+    before = len(world.fake.requests)
+    assert world.deliver("workflow_run", review_job(issue), delivery="end-1") is Outcome.HANDLED
+    assert writes(world, before) == [] and len(world.fake.events) == 1
+
+
+def test_an_end_delivered_at_once_records_its_event_so_a_redelivery_sends_it_never_again(world: World) -> None:
+    # SPEC GH8: GitHub may deliver an event twice; a graph event cannot be looked up, so the record says it went
+    issue = reach_review(world, EVENT_GRAPH)
+    assert world.deliver("workflow_run", review_job(issue), delivery="end-1") is Outcome.HANDLED
+    assert len(world.fake.events) == 1 and world.run(issue).links["events_sent"] == str(world.run(issue).hop_count)
+    before = len(world.fake.requests)
+    world.deliver("workflow_run", review_job(issue), delivery="end-1")
+    assert writes(world, before) == [] and len(world.fake.events) == 1
+
+
+def test_a_redelivered_merge_adds_the_label_it_could_not_add(world: World) -> None:
+    # SPEC GH6, GH8: the run is done; the label that says so failed (502); the redelivery adds it, once
+    issue = reach_review(world, SMALL_GRAPH)
+    world.deliver("workflow_run", review_job(issue))
+    world.fake.fail("POST", f"/issues/{issue}/labels", 502, times=10)
+    payload = merged_payload(f"interlock/issue-{issue}")
+    with pytest.raises(Exception, match="502"):
+        world.deliver("pull_request", payload, delivery="merge-1")
+    assert world.run(issue).status is Status.DONE and world.fake.labels[(REPO, issue)] == []
+    world.fake.faults.clear()
+    assert world.deliver("pull_request", payload, delivery="merge-1") is Outcome.HANDLED
+    assert world.fake.labels[(REPO, issue)] == ["interlock:done"]
+    before = len(world.fake.requests)
+    world.deliver("pull_request", payload, delivery="merge-1")
+    assert writes(world, before) == []
+
+
+def test_a_gate_whose_pull_request_was_opened_but_not_linked_is_completed_on_redelivery(world: World) -> None:
+    # SPEC GH5, GH8: the pull request was opened, the save linking it failed: the redelivery finds it (never a
+    # second one), asks for the review and posts the gate's message, once each
+    _, issue = world.label()
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": "built", "commits": 1}
+    world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0001-build.json", json.dumps(record))
+    world.fake.fail("PATCH", "/git/refs/heads/interlock/state", 502, times=10, after=1)  # the gate saved, no link
+    with pytest.raises(Exception, match="502"):
+        world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1")
+    assert world.run(issue).status is Status.GATE_WAIT and "pr" not in world.run(issue).links
+    assert len(world.fake.pulls) == 1 and world.fake.pulls[100]["reviewers"] == []
+    world.fake.faults.clear()
+    assert world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1") is Outcome.HANDLED
+    assert world.run(issue).links["pr"] == "100" and len(world.fake.pulls) == 1
+    assert world.fake.pulls[100]["reviewers"] == ["carol"]
+    gates = [c for c in world.fake.comments.values() if "waits at a human gate" in c["body"]]
+    assert len(gates) == 1
+    before = len(world.fake.requests)
+    world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1")
+    assert writes(world, before) == []
+
+
+def test_a_redelivered_question_is_posted_once(world: World) -> None:
+    # SPEC V6, GH8: the question's comment failed after the run was saved awaiting input
+    _, issue = world.label()
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": "Which database?\nVERDICT: NEEDS_INPUT"}
+    world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0001-build.json", json.dumps(record))
+    world.fake.fail("POST", f"/issues/{issue}/comments", 502, times=10)
+    with pytest.raises(Exception, match="502"):
+        world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1")
+    assert world.run(issue).status is Status.AWAITING_INPUT
+    world.fake.faults.clear()
+    assert world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1") is Outcome.HANDLED
+    questions = [c["body"] for c in world.fake.comments.values() if "needs an answer from a person" in c["body"]]
+    assert len(questions) == 1 and "Which database?" in questions[0]
+    before = len(world.fake.requests)
+    world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1")
+    assert writes(world, before) == []
 
 
 @pytest.mark.parametrize(("reason", "status"), [("completed", Status.RUNNING), ("not_planned", Status.ESCALATED)])

@@ -1,0 +1,155 @@
+"""What a saved transition still owes the world (ARCHITECTURE: redelivery reconciles with it).
+
+A shell saves a transition first, then carries out its effects. When it fails in between — GitHub answered
+502 to a dispatch — the record is saved and some effects are not done. The redelivered event is already
+applied, so ``step`` returns no effect; ``owed_effects`` says instead, from the saved record alone, what
+the run's state requires of the world: the job it awaits, the gate's pull request, review request and
+message, the ready pull request and the end message, the question, the request filed upstream, the
+escalation's decision, the labels of its end, and the graph event (and autopilot note) of the hop that
+brought it where it is. The shell checks each against the world and carries out those missing, once.
+
+Everything a transition emits is owed by the record it saved (a property test checks it), except words
+the record does not keep: who merged or abandoned a run (the status comment says it), a question asked in
+answer to a re-ask (the context keeps only a re-ask's verdict line; its mission record keeps the rest),
+and the one-off note of a mission's prompt other than a re-ask's (the shell stored the mission's order
+with the transition). A finished run owes only its labels: its record can no longer change to say what was done.
+Graph events cannot be looked up afterwards, so a shell records the newest hop whose event it sent under
+``links[EVENTS_SENT]``; the event of a newer hop is owed.
+"""
+
+from __future__ import annotations
+
+from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
+from app.engine.decision import render_decision
+from app.engine.effects import (
+    AskAdvisor,
+    AskDecision,
+    DispatchMission,
+    Effect,
+    EmitEvent,
+    Escalate,
+    FileRequest,
+    Finish,
+    OpenGate,
+    OpenPullRequest,
+    PostMessage,
+    PromptParts,
+    ReadyPullRequest,
+)
+from app.engine.graph import NEEDS_INPUT, PASS, Graph
+from app.engine.messages import (
+    END_TEXT,
+    advisor_question,
+    autopilot_text,
+    decision_prompt,
+    gate_text,
+    question_text,
+    stopped_text,
+    upstream_text,
+)
+from app.engine.record import FINAL, MissionKind, ReasonCode, Run, Status, Waiting
+from app.engine.verdict import reask_note
+
+EVENTS_SENT = "events_sent"  # links key: the number of the newest hop whose graph event the shell sent
+
+
+def owed_effects(run: Run, graph: Graph) -> list[Effect]:
+    """The effects the saved record ``run`` requires, in the order its transition emitted them."""
+    if run.status in FINAL:
+        return [Finish(run.status)]
+    return [*_hop_effects(run, graph), *_state_effects(run, graph)]
+
+
+def events_sent(run: Run) -> int:
+    """The newest hop whose graph event a shell recorded as sent (0: none)."""
+    text = run.links.get(EVENTS_SENT, "0")
+    return int(text) if text.isdigit() else 0
+
+
+def _hop_effects(run: Run, graph: Graph) -> list[Effect]:
+    """What the newest hop emitted: the autopilot's note when it passed a gate, the node's event on PASS."""
+    hop = run.path[-1] if run.path else None
+    if hop is None or not graph.has_stage(hop.stage):
+        return []
+    node = graph.node(hop.stage)
+    effects: list[Effect] = []
+    if node.human_gate and hop.by == "engine":  # a person's approval names the person; autopilot does not
+        said = next((m.verdict for m in reversed(run.missions) if m.stage == hop.stage and m.verdict), None)
+        effects.append(PostMessage("autopilot", autopilot_text(node.stage, said or hop.verdict)))
+    if node.event and hop.verdict.upper() == PASS and run.hop_count > events_sent(run):
+        effects.append(EmitEvent(node.event, node.stage))
+    return effects
+
+
+def _state_effects(run: Run, graph: Graph) -> list[Effect]:
+    """What the run's status requires: one table, read top to bottom."""
+    status = run.status
+    if status is Status.RUNNING and run.waiting is not None:
+        return [_awaited(run, graph, run.waiting)]
+    if status is Status.GATE_WAIT and run.gate is not None:
+        gate = run.gate
+        return [
+            OpenPullRequest(draft=True),
+            OpenGate(gate.stage, gate.verdict, gate.mission),
+            PostMessage("gate", gate_text(gate.stage, gate.verdict)),
+        ]
+    if status is Status.AWAITING_INPUT:
+        answer = _asking_answer(run)
+        return [] if answer is None else [PostMessage("question", question_text(run.stage, answer))]
+    if status is Status.AWAITING_UPSTREAM and run.upstream is not None:
+        up, key = run.upstream, f"{run.id}/request/{run.mission_count}"
+        return [
+            FileRequest(up.target, up.title, up.body, key),
+            PostMessage("upstream", upstream_text(run.stage, up.target, up.title)),
+        ]
+    if status is Status.AWAITING_MERGE:
+        return [ReadyPullRequest(), PostMessage("end", END_TEXT)]
+    if status is Status.INTERRUPTED:
+        return [PostMessage("stopped", stopped_text(run.stage))]
+    stopped_by_engine = run.reason is not None and run.reason.code is not ReasonCode.STOPPED
+    if status in (Status.FAILED, Status.ESCALATED) and run.reason is not None and stopped_by_engine:
+        return [Escalate(run.reason, status, render_decision(run, graph))]
+    return []
+
+
+def _asking_answer(run: Run) -> str | None:
+    """The answer that asked a person's questions: the newest result of the mission that said NEEDS_INPUT."""
+    asking = next((m for m in reversed(run.missions) if (m.verdict or "").upper() == NEEDS_INPUT), None)
+    if asking is None:
+        return None
+    return next((r.body for r in reversed(run.context.results) if r.seq == asking.seq), None)
+
+
+def _awaited(run: Run, graph: Graph, waiting: Waiting) -> Effect:
+    """The call the run waits on: a decision, an advisor's answer, or a mission of its node."""
+    labels = graph.labels(waiting.stage)
+    if waiting.kind is MissionKind.DECIDE:
+        answer = run.context.results[-1].body if run.context.results else ""
+        return AskDecision(waiting.seq, waiting.stage, labels, decision_prompt(labels, answer), waiting.key)
+    if waiting.kind is MissionKind.ADVISOR:
+        return AskAdvisor(waiting.seq, waiting.stage, advisor_question(waiting.stage, waiting.extra), waiting.key)
+    node = graph.node(waiting.stage)
+    terms = verdict_contract(graph, node.stage)
+    parts = PromptParts(
+        run_id=run.id,
+        stage=node.stage,
+        capability=node.capability,
+        visit=run.visits.get(node.stage, 0),
+        seq=waiting.seq,
+        kind=waiting.kind,
+        extra_prompt=node.extra_prompt,
+        context_data=run.context,
+        contract="" if terms.kind in (ContractKind.SELECTION, ContractKind.CHECK) else terms.text,
+        reserved=reserved_verdicts_text(),
+        note=reask_note(labels) if waiting.kind is MissionKind.REASK else "",
+    )
+    return DispatchMission(
+        seq=waiting.seq,
+        stage=node.stage,
+        capability=node.capability,
+        kind=waiting.kind,
+        prompt=parts,
+        key=waiting.key,
+        check=node.check,
+        session_id=waiting.session_id,
+    )

@@ -1,0 +1,62 @@
+"""What GitHub shows of a run, as a redelivery finds it: the comments and labels of its issue, read once.
+
+A redelivery carries out what the saved record still owes (``app/engine/owed.py``), each effect once. There
+is no database: GitHub is the store, so "was it done?" is asked of GitHub itself wherever GitHub can answer —
+a job among the branch's dispatched runs, a pull request and whether it is a draft, the reviewers asked, a
+label, a comment. Every comment Interlock posts for an effect carries a hidden mark naming the effect (the
+run, its kind, and the mission and hop counts of the transition that emitted it, which later saves of the
+same state never change), so the comment can be found again. A graph event (``repository_dispatch``)
+leaves nothing to find: the shell records it in the run record instead (``EVENTS_SENT``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.engine.effects import Effect, Escalate, FileRequest, PostMessage
+from app.engine.record import Run
+from app.github.client import Installation
+
+POSTED_KINDS = ("gate", "question", "upstream", "autopilot")  # messages that become comments; the rest: status
+MARK = "<!-- interlock:effect run={run_id} {mark} -->"
+
+
+def effect_mark(run: Run, effect: Effect) -> str | None:
+    """The hidden mark of the comment an effect posts; ``None`` for an effect that posts none."""
+    counts = f"{run.mission_count}.{run.hop_count}"
+    if isinstance(effect, PostMessage) and effect.kind == "autopilot":
+        mark = f"autopilot@{run.hop_count}"  # owed by its hop, whatever missions ran since
+    elif isinstance(effect, PostMessage) and effect.kind in POSTED_KINDS:
+        mark = f"{effect.kind}@{counts}"
+    elif isinstance(effect, Escalate):
+        mark = f"escalate@{counts}"
+    elif isinstance(effect, FileRequest):
+        mark = f"request@{effect.key}"
+    else:
+        return None
+    return MARK.format(run_id=run.id, mark=mark)
+
+
+class Seen:
+    """The issue's comments and labels, each read at most once per redelivery, and only when asked."""
+
+    def __init__(self, api: Installation, repo: str, issue: int) -> None:
+        self.api, self.repo, self.issue = api, repo, issue
+        self._comments: list[dict[str, Any]] | None = None
+        self._labels: set[str] | None = None
+
+    def comments(self) -> list[dict[str, Any]]:
+        if self._comments is None:
+            self._comments = self.api.issue_comments(self.repo, self.issue) if self.issue else []
+        return self._comments
+
+    def posted(self, mark: str) -> bool:
+        return any(mark in comment["body"] for comment in self.comments())
+
+    def comment_body(self, comment_id: int) -> str | None:
+        return next((c["body"] for c in self.comments() if c["id"] == comment_id), None)
+
+    def labels(self) -> set[str]:
+        if self._labels is None:
+            self._labels = self.api.labels(self.repo, self.issue) if self.issue else set()
+        return self._labels
