@@ -11,15 +11,17 @@ from typing import Any
 
 import pytest
 
+from app.engine.owed import EVENTS_SENT
 from app.engine.record import Status
 from app.github.client import GitHubApp
 from app.github.runs import GitHubRuns
+from app.github.seen import POSTED_KINDS
 from app.webhooks.delivery import Delivery
 from app.webhooks.handlers import Handlers
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub
-from tests.helpers import GRAPHS
+from tests.helpers import GRAPHS, ROOT
 from tests.webhooks.conftest import EXAMPLES
 
 REPO = "octo/app"
@@ -625,3 +627,11 @@ def test_a_bad_usage_figure_loses_only_itself(world: World) -> None:
     world.job_done(issue, 1, "build", "", record=json.dumps(record))
     line = world.run(issue).ledger.by_category["deliver"]
     assert line.cost_usd == 0.25 and line.input_tokens == 0
+
+
+def test_the_readme_names_how_a_redelivery_finds_each_effect_done() -> None:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    said = text[text.index("When a delivery fails after its transition was saved") :]
+    said = said[: said.index("## How a run moves")]
+    assert f"`links.{EVENTS_SENT}`" in said and "`owed_effects(run, graph)`" in said
+    assert all(kind in said for kind in POSTED_KINDS) and "escalation comment" in said

@@ -3,13 +3,15 @@ for a check — in a repository that has no ``.gitignore``, where git alone woul
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from app.engine.record import Status
 from app.engine.validate import parse_graph
-from tests.helpers import edge, graph, node
+from app.runner.ignore import IGNORED
+from tests.helpers import ROOT, edge, graph, node
 from tests.local.harness import Bench
 
 CHECKED = parse_graph(
@@ -62,3 +64,10 @@ def test_a_local_run_commits_the_agents_work_but_no_cache_and_nothing_for_a_chec
     assert bench.repo.git.show(f"{run.branch}:tracked.pyc") == "changed by the agent"
     subjects = bench.repo.git.log("--format=%s", f"develop..{run.branch}").splitlines()
     assert [s for s in subjects if "mission" in s] == [f"interlock({run.id}): work mission #1 (deliver)"]
+
+
+def test_the_readme_lists_the_ignore_list_of_the_code() -> None:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    start = text.index("unless the repository already tracks them:")
+    listed = re.findall(r"`([^`]+)`", text[start : text.index(" — the cache", start)])
+    assert tuple(listed) == IGNORED

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from app.agents.environment import AGENT_KEYS, BASE, PASSED, READ_TOKEN_NAMES, REFUSED, agent_keys
 from app.webhooks.handlers import JOB_TITLE, Handlers
 from app.webhooks.router import Router
 from tests.helpers import ROOT
@@ -264,3 +265,21 @@ def test_the_images_command_serves_and_its_healthcheck_sees_it(tmp_path: Path) -
     finally:
         server.terminate()
         server.wait(timeout=15)
+
+
+def readme_part(start: str, end: str) -> str:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    return text[text.index(start) : text.index(end, text.index(start))]
+
+
+def test_the_readme_says_exactly_what_the_agent_gets() -> None:
+    # the README's credentials paragraph is the allow-list of app/agents/environment.py, name for name
+    said = readme_part("**What the agent gets.**", "- **`deliver`**")
+    named = set(re.findall(r"`([A-Z][A-Z0-9_]*\*?)`", said))
+    keys = {key for spec_keys in AGENT_KEYS.values() for key in spec_keys}
+    assert {*BASE, *PASSED, *keys, *READ_TOKEN_NAMES, "LC_*"} <= named
+    refused = named - {*BASE, *PASSED, *keys, *READ_TOKEN_NAMES, "LC_*", "HOME", "ANTHROPIC_*", "INTERLOCK_*"}
+    assert refused and all(REFUSED.match(name.replace("*", "RUNTIME_TOKEN")) for name in refused), refused
+    assert agent_keys("aider") == (*agent_keys("anthropic:m"), *agent_keys("openai:m"))  # "all four for aider"
+    inputs = readme_part("Action inputs:", "Pin the action")
+    assert [name for name in load(ACTION)["inputs"] if f"`{name}`" not in inputs] == []
