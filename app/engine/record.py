@@ -198,6 +198,7 @@ class Waiting(Record):
 MISSION_WINDOW = 16
 HOP_WINDOW = 24
 KEY_WINDOW = 64
+QUESTIONS_BYTES = 8000  # the questions a run waits on, kept in the record: bounded like the rest (SPEC J5)
 
 
 class Run(Record):
@@ -232,6 +233,7 @@ class Run(Record):
     path: list[Hop] = field(default_factory=list)
     hop_count: int = 0
     waiting: Waiting | None = None
+    questions: str = ""  # what a person must answer while the run is awaiting_input (SPEC V6); else empty
     reasked: bool = False
     stop_requested: bool = False
     autopilot: bool = False

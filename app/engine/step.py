@@ -107,6 +107,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
     handler(t, event)
+    if t.run.questions and t.run.status is not Status.AWAITING_INPUT:
+        t.run.questions = ""  # answered, resumed, routed or ended: nothing is asked any more
     _remember(t, event)
     t.run.version = run.version + 1
     t.run.updated_at = event.at

@@ -7,15 +7,23 @@ table rendered from the rows, so the two never disagree.
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from app.engine.graph import END, Graph
-from app.engine.record import Run
-from app.store.journal import JournalStore
+from app.engine.record import MissionKind, Run, Status
+from app.store.journal import STATE_BRANCH, JournalStore, mission_path
+
+SCREEN_MAX = 40  # lines of an answer shown at a gate: a screenful, and never more than this
+NOT_ANSWERS = (MissionKind.REASK, MissionKind.DECIDE, MissionKind.ADVISOR)  # their text is a label, not the work
 
 
-def board_rows(runs: list[Run], now: datetime | None = None) -> list[dict[str, Any]]:
+def board_rows(
+    runs: list[Run], now: datetime | None = None, runners: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """One row per run; ``runners`` says who drives each (``live (pid N)``, ``stopped``, ``none``)."""
     moment = now or datetime.now(UTC)
     return [
         {
@@ -27,6 +35,7 @@ def board_rows(runs: list[Run], now: datetime | None = None) -> list[dict[str, A
             "status": run.status.value,
             "age_s": int((moment - run.created_at).total_seconds()),
             "missions": run.mission_count,
+            "runner": (runners or {}).get(run.id, "none"),
             "updated_at": run.updated_at.isoformat(),
         }
         for run in sorted(runs, key=lambda r: r.created_at)
@@ -126,13 +135,62 @@ def render_money(rows: list[dict[str, Any]]) -> str:
     return text
 
 
-def render_status(run: Run, graph: Graph | None) -> str:
+def screen_lines() -> int:
+    """How many lines of an answer fit on the terminal beside the status around them (at most SCREEN_MAX)."""
+    return max(10, min(SCREEN_MAX, shutil.get_terminal_size((100, SCREEN_MAX + 8)).lines - 8))
+
+
+def gate_answer(run: Run, store: JournalStore, lines: int = SCREEN_MAX) -> dict[str, Any] | None:
+    """The answer a gate asks a person to approve, cut to ``lines``, and the command that shows all of it.
+
+    That is the answer of the node's own mission: a gate opened after a re-ask or a decision points at that
+    call, whose text is only a label, so the newest mission of the gate's stage that did the work is shown.
+    """
+    gate = run.gate
+    if gate is None:
+        return None
+    worked = [
+        m.seq for m in run.missions if m.stage == gate.stage and m.seq <= gate.mission and m.kind not in NOT_ANSWERS
+    ]
+    seq = max(worked, default=gate.mission)
+    path = mission_path(run.id, seq, gate.stage)
+    data = store.read(path)
+    answer = str(json.loads(data).get("answer") or "") if data is not None else ""
+    every = answer.splitlines()
+    return {
+        "mission": seq,
+        "stage": gate.stage,
+        "path": path,
+        "command": f"git show {STATE_BRANCH}:{path}",
+        "stored": data is not None,
+        "lines": len(every),
+        "excerpt": "\n".join(every[:lines]),
+    }
+
+
+def render_gate_answer(view: dict[str, Any]) -> str:
+    """The answer at a gate as a person reads it before approving: excerpt, what was cut, where the rest is."""
+    if not view["stored"]:
+        return f"the answer of mission #{view['mission']} is not stored yet ({view['command']})"
+    shown = view["excerpt"].count("\n") + 1 if view["excerpt"] else 0
+    parts = [f"answer of mission #{view['mission']} at {view['stage']}:", view["excerpt"] or "(empty)"]
+    if view["lines"] > shown:
+        parts.append(f"[… {view['lines'] - shown} more lines]")
+    parts.append(f"full answer: {view['command']}")
+    return "\n".join(parts)
+
+
+def render_status(
+    run: Run, graph: Graph | None, runner: str | None = None, gate_answer: dict[str, Any] | None = None
+) -> str:
     lines = [
         f"run {run.id} — {run.request.title}",
         f"  graph    {run.graph} ({run.graph_hash[:19]})",
         f"  status   {run.status.value} at {run.stage}",
         f"  branch   {run.branch} (from {run.base})",
     ]
+    if runner is not None and runner != "none":
+        lines.append(f"  runner   {runner}{': nobody drives the run any more' if runner == 'stopped' else ''}")
     if graph is not None:
         visits = ", ".join(f"{n.stage} {run.visits.get(n.stage, 0)}/{n.max_visits}" for n in graph.nodes)
         lines.append(f"  visits   {visits}")
@@ -140,6 +198,11 @@ def render_status(run: Run, graph: Graph | None) -> str:
         lines.append(f"  reason   {run.reason.code.value}: {run.reason.message}")
     if run.gate:
         lines.append(f"  gate     {run.gate.stage} on {run.gate.verdict} since {run.gate.opened_at:%Y-%m-%d %H:%M}")
+        if gate_answer is not None:
+            lines += _indented(render_gate_answer(gate_answer))
+    if run.status is Status.AWAITING_INPUT and run.questions:
+        lines.append(f"  questions from {run.stage}:")
+        lines += _indented(run.questions)
     ledger = run.ledger
     lines.append(
         f"  budget   {ledger.attempts} attempts, {ledger.calls} calls, {ledger.units:g} units, "
@@ -147,17 +210,23 @@ def render_status(run: Run, graph: Graph | None) -> str:
     )
     if run.recap:
         lines.append(f"  path     {run.recap}{' → end' if run.stage == END else ''}")
-    lines.append(f"  next     {next_step(run)}")
+    lines.append(f"  next     {next_step(run, runner)}")
     return "\n".join(lines)
 
 
-def next_step(run: Run) -> str:
+def _indented(text: str) -> list[str]:
+    return [f"    {line}" if line else "" for line in text.splitlines()]
+
+
+def next_step(run: Run, runner: str | None = None) -> str:
     """What a person must do now, if anything."""
+    if run.status is Status.RUNNING and runner == "stopped":
+        return f"the runner stopped; `interlock resume {run.id}`"
     hints = {
         "gate_wait": f"interlock approve {run.id} [--note T]  or  interlock amend {run.id} --note T",
         "awaiting_input": f"interlock answer {run.id} --text T",
         "awaiting_upstream": f"file the request upstream; then interlock resume {run.id}",
-        "awaiting_merge": f"review and merge {run.branch} into {run.base}",
+        "awaiting_merge": f"review and merge {run.branch} into {run.base} (then any command records the run done)",
         "escalated": f"read runs/{run.id}/decision.md on interlock/state; then resume, route, deliver or abandon",
         "failed": f"read runs/{run.id}/decision.md on interlock/state; then interlock resume {run.id}",
         "interrupted": f"interlock resume {run.id}",
