@@ -226,7 +226,7 @@ def next_step(run: Run, runner: str | None = None) -> str:
         "gate_wait": f"interlock approve {run.id} [--note T]  or  interlock amend {run.id} --note T",
         "awaiting_input": f"interlock answer {run.id} --text T",
         "awaiting_upstream": f"file the request upstream; then interlock resume {run.id}",
-        "awaiting_merge": f"review and merge {run.branch} into {run.base} (then any command records the run done)",
+        "awaiting_merge": f"review and merge {run.branch} into {run.base}; status then records the run done",
         "escalated": f"read runs/{run.id}/decision.md on interlock/state; then resume, route, deliver or abandon",
         "failed": f"read runs/{run.id}/decision.md on interlock/state; then interlock resume {run.id}",
         "interrupted": f"interlock resume {run.id}",

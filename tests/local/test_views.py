@@ -16,7 +16,7 @@ from app.engine.record import Status
 from app.engine.validate import parse_graph
 from app.local.config import GateMode
 from app.local.gitops import IDENTITY
-from app.local.reports import board_rows, gate_answer, render_status
+from app.local.reports import board_rows, gate_answer, render_status, screen_lines
 from app.local.shell import Progress
 from tests.helpers import edge, graph, node
 from tests.local.harness import Bench, graph_file
@@ -156,3 +156,22 @@ def test_a_deleted_run_branch_leaves_the_run_to_people(tmp_path: Path, monkeypat
     bench.repo.git.branch("-D", run.branch)
     assert shell.notice_merge(shell.store.load(run.id)).status is Status.AWAITING_MERGE
     assert shell.send(run.id, at(run.id, ev.Abandon)).status is Status.CANCELLED
+
+
+def test_a_screenful_is_the_terminal_height_and_never_more_than_40_lines(monkeypatch: Any) -> None:
+    monkeypatch.setenv("LINES", "200")
+    assert screen_lines() == 40
+    monkeypatch.setenv("LINES", "20")
+    assert screen_lines() == 12
+
+
+def test_a_squash_merge_is_not_seen(tmp_path: Path, monkeypatch: Any) -> None:
+    # the squashed commit is new: git cannot tie it to the run branch, so the run waits for a person's word
+    bench = Bench(tmp_path, {"work": WORK, "review": PASSED}, monkeypatch)
+    shell = bench.shell()
+    run = shell.start(LOOP, "Work", "")
+    merge(bench, run.branch, "--squash")
+    with bench.repo.git.custom_environment(**IDENTITY):
+        bench.repo.git.commit("-m", "squashed")
+    assert (bench.folder / "src" / "work.txt").exists()
+    assert shell.notice_merge(shell.store.load(run.id)).status is Status.AWAITING_MERGE
