@@ -61,6 +61,7 @@ def test_the_price_file_is_dated_sourced_and_shipped_with_the_package() -> None:
     assert all(price.input >= 0 and price.output > 0 for price in shipped_prices().prices.values())
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "prices.json" in pyproject["tool"]["setuptools"]["package-data"]["app.agents"]
+    assert f"dated {data['as_of']}" in (ROOT / "README.md").read_text()  # the README names the table's date
 
 
 @respx.mock
