@@ -131,14 +131,22 @@ def run_process(
         )
     except (FileNotFoundError, PermissionError) as exc:
         return 127, "", f"cannot run {shlex.join(argv)}: {exc}", False
+    prompt = (call.prompt if stdin is None else stdin).encode("utf-8")
+    code, out, err, timed_out = _serve(process, prompt, call.timeout_s, on_line)
+    return code, _text(out), _text(err), timed_out
+
+
+def _serve(
+    process: subprocess.Popen[bytes], prompt: bytes, timeout_s: float, on_line: Callable[[str], None] | None
+) -> tuple[int | None, bytes, bytes, bool]:
+    """Feed the prompt and drain stderr in threads while this thread reads stdout; the timer kills the group."""
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     expired = threading.Event()
-    timer = threading.Timer(call.timeout_s, _expire, args=(process, expired))
+    timer = threading.Timer(timeout_s, _expire, args=(process, expired))
     errors: list[bytes] = []
-    prompt = (call.prompt if stdin is None else stdin).encode("utf-8")
     helpers = [
-        threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True),
-        threading.Thread(target=_drain, args=(process.stderr, errors), daemon=True),
+        threading.Thread(target=_feed, args=(process.stdin, prompt)),
+        threading.Thread(target=_drain, args=(process.stderr, errors)),
         timer,
     ]
     for helper in helpers:
@@ -156,7 +164,7 @@ def run_process(
         helper.join()
     process.stdout.close()
     process.stderr.close()
-    return process.returncode, _text(out), _text(b"".join(errors)), expired.is_set()
+    return process.returncode, out, b"".join(errors), expired.is_set()
 
 
 def _expire(process: subprocess.Popen[bytes], expired: threading.Event) -> None:
