@@ -81,6 +81,7 @@ def money_rows(run: Run) -> list[dict[str, Any]]:
             "cost_usd": sum(r["cost_usd"] for r in rows),
             "seconds": sum(r["seconds"] for r in rows),
             "estimated": any(r["estimated"] for r in rows),
+            "unknown_costs": sum(r["unknown_costs"] for r in rows),
         }
     )
     return rows
@@ -103,9 +104,7 @@ def render_journey(rows: list[dict[str, Any]]) -> str:
         {
             **row,
             "calls": (row.get("usage") or {}).get("calls", ""),
-            "cost_usd": _money(
-                (row.get("usage") or {}).get("cost_usd", 0.0), (row.get("usage") or {}).get("estimated", False)
-            ),
+            "cost_usd": _usage_money(row.get("usage") or {}),
             "duration_s": f"{row['duration_s']:.1f}" if row.get("duration_s") is not None else "",
         }
         for row in rows
@@ -120,7 +119,7 @@ def render_money(rows: list[dict[str, Any]]) -> str:
     shown = [
         {
             **row,
-            "cost_usd": _money(row["cost_usd"], row["estimated"]),
+            "cost_usd": _money(row["cost_usd"], row["estimated"], row["unknown_costs"]),
             "units": f"{row['units']:g}",
             "seconds": f"{row['seconds']:.1f}",
         }
@@ -130,9 +129,16 @@ def render_money(rows: list[dict[str, Any]]) -> str:
         shown,
         ["category", "attempts", "calls", "units", "accepted", "input_tokens", "output_tokens", "cost_usd", "seconds"],
     )
+    return text + _money_notes(rows)
+
+
+def _money_notes(rows: list[dict[str, Any]]) -> str:
+    notes = ""
     if any(row["estimated"] for row in rows):
-        text += "\n(~ marks estimates reported by agents, not measured spend)"
-    return text
+        notes += "\n(~ marks estimates: tokens times a price table, or an agent's guess; not measured spend)"
+    if any(row["unknown_costs"] for row in rows):
+        notes += "\n(unknown: a model with no price; give it one under `prices:` in the configuration)"
+    return notes
 
 
 def screen_lines() -> int:
@@ -204,9 +210,10 @@ def render_status(
         lines.append(f"  questions from {run.stage}:")
         lines += _indented(run.questions)
     ledger = run.ledger
+    estimated = any(line.estimated for line in ledger.by_category.values())
     lines.append(
         f"  budget   {ledger.attempts} attempts, {ledger.calls} calls, {ledger.units:g} units, "
-        f"{ledger.accepted} accepted"
+        f"{ledger.accepted} accepted, {_money(ledger.spent_usd(), estimated, ledger.unknown_costs())} spent"
     )
     if run.recap:
         lines.append(f"  path     {run.recap}{' → end' if run.stage == END else ''}")
@@ -243,5 +250,14 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _money(value: float, estimated: bool) -> str:
-    return f"{'~' if estimated else ''}${value:.4f}"
+def _money(value: float | None, estimated: bool, unknown: int = 0) -> str:
+    """A cost as people should read it: ``~`` for an estimate, ``unknown`` where a cost was not known —
+    never a bare $0 for what nobody measured."""
+    if value is None or (unknown and not value):
+        return "unknown"
+    known = f"{'~' if estimated else ''}${value:.4f}"
+    return f"{known} + unknown" if unknown else known
+
+
+def _usage_money(usage: dict[str, Any]) -> str:
+    return _money(usage.get("cost_usd", 0.0), bool(usage.get("estimated")))

@@ -43,6 +43,7 @@ from app.engine.events import (
     InputAnswered,
     Merged,
     Resume,
+    SessionStarted,
     Start,
     StopRequested,
 )
@@ -211,7 +212,7 @@ class LocalShell:
 
     def execute(self, run: Run, graph: Graph, effect: Effect) -> missions.Done | None:
         if isinstance(effect, DispatchMission):
-            return self._mission(run, effect)
+            return self._mission(run, graph, effect)
         if isinstance(effect, AskDecision):
             self.progress.line(f"{effect.stage} · decision #{effect.seq} among {', '.join(effect.labels)}")
             return missions.decide(run, effect, self.config, worktree(self.repo, run.branch, run.id))
@@ -224,11 +225,27 @@ class LocalShell:
         self._show(effect)
         return None
 
-    def _mission(self, run: Run, effect: DispatchMission) -> missions.Done:
+    def _mission(self, run: Run, graph: Graph, effect: DispatchMission) -> missions.Done:
         if self.store.load(run.id).stop_requested:
             return missions.skipped(run, effect)
+        keep = self._session_keeper(run.id, graph, effect.seq)
         with self.progress.running(f"{effect.stage} · mission #{effect.seq} ({effect.kind.value})"):
-            return missions.run_mission(self.repo, run, effect, self.config)
+            return missions.run_mission(self.repo, run, effect, self.config, keep)
+
+    def _session_keeper(self, run_id: str, graph: Graph, seq: int) -> Callable[[str], None]:
+        """Save the agent's session id in the in-flight record the moment the agent reveals it, so that a
+        resume after this process dies continues that session (SPEC J3)."""
+
+        def keep(session_id: str) -> None:
+            event = SessionStarted(
+                key=f"{run_id}/mission/{seq}/session/{session_id}", at=missions.now(), seq=seq, session_id=session_id
+            )
+            try:
+                self.apply(run_id, graph, lambda _run: event)
+            except InterlockError as exc:
+                self.progress.line(f"mission #{seq}: the agent's session {session_id} was not recorded: {exc}")
+
+        return keep
 
     def _gate(self, run: Run, effect: OpenGate) -> missions.Done | None:
         self.progress.line(f"{effect.stage} · gate open: {effect.verdict} waits for a person")
