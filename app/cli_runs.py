@@ -24,6 +24,7 @@ from app.local.config import GateMode, LocalConfig, load_config
 from app.local.missions import now
 from app.local.reports import (
     board_rows,
+    gate_answer,
     journey_rows,
     money_rows,
     render_journey,
@@ -89,10 +90,13 @@ def make_shell(
 
 
 def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
+    """The run as it stands, with who drives it and, at a gate, the answer to approve (beside the record's
+    fields in ``--json``: ``runner`` and ``gate_answer``)."""
+    runner, answer = shell.runner(run), gate_answer(run, shell.store)
     if as_json:
-        typer.echo(json.dumps(run.journal(), indent=2))
+        typer.echo(json.dumps({**run.journal(), "runner": runner, "gate_answer": answer}, indent=2))
     else:
-        typer.echo(render_status(run, shell.graph_of(run)))
+        typer.echo(render_status(run, shell.graph_of(run), runner, answer))
 
 
 def continue_run(
@@ -249,7 +253,7 @@ def register_reports(cli: typer.Typer) -> None:
     ) -> None:
         """A run's status: stage, visits, budget, what a person must do now."""
         shell = make_shell(repo, None, None, GateMode.STOP)
-        run = shell.store.load(run_id)
+        run = shell.notice_merge(shell.store.load(run_id))
         emit_run(run, shell, as_json)
         if draw and not as_json:
             typer.echo("\n" + draw_mermaid(shell.graph_of(run), run.stage, run.visits), nl=False)
@@ -257,11 +261,13 @@ def register_reports(cli: typer.Typer) -> None:
     @cli.command("board")
     def board(repo: Repo = Path("."), as_json: AsJson = False) -> None:
         """Every run in the repository: origin, current step, state and age."""
-        rows = board_rows(make_shell(repo, None, None, GateMode.STOP).store.list_runs())
+        shell = make_shell(repo, None, None, GateMode.STOP)
+        runs = [shell.notice_merge(run) for run in shell.store.list_runs()]
+        rows = board_rows(runs, runners={run.id: shell.runner(run) for run in runs})
         typer.echo(
             json.dumps(rows, indent=2)
             if as_json
-            else table(rows, ["id", "graph", "origin", "stage", "status", "age_s", "missions", "title"])
+            else table(rows, ["id", "graph", "origin", "stage", "status", "runner", "age_s", "missions", "title"])
         )
 
     @cli.command("journey")

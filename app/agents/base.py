@@ -9,6 +9,7 @@ agent CLIs and HTTP APIs, so a scripted agent is a short shell script.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +39,9 @@ class AgentCall:
     # The whole environment of the agent's process before the mission's variables, when the caller built one
     # from an allow-list (an Actions job: app/agents/environment.py); None inherits the caller's (a local run).
     environment: dict[str, str] | None = None
+    # Called with the agent's own session id as soon as the agent reveals it, while it still works: the
+    # shell keeps it in the in-flight record, so a resume after the runner died continues it (SPEC J3).
+    on_session: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     def variables(self) -> dict[str, str]:
         return {
@@ -89,7 +93,7 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
             calls=int(data.get("calls", 1)),
             input_tokens=int(data.get("input_tokens", 0)),
             output_tokens=int(data.get("output_tokens", 0)),
-            cost_usd=float(data.get("cost_usd", 0.0)),
+            cost_usd=_cost(data.get("cost_usd", 0.0)),
             estimated=bool(data.get("estimated", False)),
         )
         model = data.get("model") if isinstance(data.get("model"), str) else None
@@ -97,3 +101,8 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
         return usage, model, session, ""
     except (ValueError, TypeError, OverflowError, RecursionError, UnicodeDecodeError) as exc:
         return Usage(), None, None, f"usage file ignored: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _cost(value: Any) -> float | None:
+    """A reported cost; ``null`` says the agent does not know it, which is not the same as free."""
+    return None if value is None else float(value)

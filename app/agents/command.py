@@ -8,14 +8,25 @@ import shlex
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Protocol
 
 from app.agents.base import AgentCall, AgentOutcome, read_usage
 from app.agents.environment import process_environment
 from app.engine.record import MissionStatus, Usage
 
 OUTPUT_LIMIT = 4 * 1024 * 1024
+LINE_LIMIT = 1024 * 1024  # a longer line is kept in the output but not handed to a line reader
+Parsed = tuple[str, Usage | None, str | None, str | None]  # answer, usage, session id, model
+
+
+class LineReader(Protocol):
+    """Reads an agent's standard output line by line while the agent runs (presets of JSON-lines tools)."""
+
+    def feed(self, line: str) -> None: ...
 
 
 class CommandAgent:
@@ -34,8 +45,12 @@ class CommandAgent:
             return list(self.command)
         return ["/bin/sh", "-c", self.command]
 
-    def parse(self, stdout: str, call: AgentCall, scratch: Path) -> tuple[str, Usage | None, str | None, str | None]:
-        """(answer, usage, session id, model) from the output; presets override this."""
+    def reader(self, call: AgentCall) -> LineReader | None:
+        """What reads the output as it comes, if anything; presets that see a session id early return one."""
+        return None
+
+    def parse(self, stdout: str, call: AgentCall, scratch: Path, reader: LineReader | None) -> Parsed:
+        """(answer, usage, session id, model) from the output and the reader; presets override this."""
         return stdout, None, None, None
 
     def run(self, call: AgentCall) -> AgentOutcome:
@@ -46,20 +61,23 @@ class CommandAgent:
             files = {"INTERLOCK_PROMPT_FILE": str(prompt_file), "INTERLOCK_USAGE_FILE": str(usage_file)}
             env = process_environment(call, files)
             started = time.monotonic()
-            code, stdout, stderr, timed_out = run_process(self.argv(call, scratch), call, env)
+            reader = self.reader(call)
+            on_line = reader.feed if reader is not None else None
+            result = run_process(self.argv(call, scratch), call, env, on_line=on_line)
             elapsed = time.monotonic() - started
-            return self._outcome(call, scratch, usage_file, (code, stdout, stderr, timed_out), elapsed)
+            parsed = self.parse(result[1], call, scratch, reader)
+            return self._outcome(call, parsed, usage_file, result, elapsed)
 
     def _outcome(
         self,
         call: AgentCall,
-        scratch: Path,
+        parsed: Parsed,
         usage_file: Path,
         result: tuple[int | None, str, str, bool],
         elapsed: float,
     ) -> AgentOutcome:
-        code, stdout, stderr, timed_out = result
-        answer, usage, session, model = self.parse(stdout, call, scratch)
+        code, _stdout, stderr, timed_out = result
+        answer, usage, session, model = parsed
         file_usage, file_model, file_session, problem = read_usage(usage_file)
         usage = usage or file_usage
         usage = usage.but(seconds=usage.seconds or round(elapsed, 3))
@@ -86,9 +104,17 @@ class CommandAgent:
 
 
 def run_process(
-    argv: list[str], call: AgentCall, env: dict[str, str], stdin: str | None = None
+    argv: list[str],
+    call: AgentCall,
+    env: dict[str, str],
+    stdin: str | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> tuple[int | None, str, str, bool]:
-    """(exit code, stdout, stderr, timed out). A missing executable is exit 127, like a shell says."""
+    """(exit code, stdout, stderr, timed out). A missing executable is exit 127, like a shell says.
+
+    Standard output is read as a stream, each line handed to ``on_line`` as it comes, so a preset can pass
+    on what the agent reveals mid-way (its session id); stdin and stderr are served by threads meanwhile,
+    and a timer kills the whole process group when the time is up."""
     try:
         process = subprocess.Popen(
             argv,
@@ -101,20 +127,85 @@ def run_process(
         )
     except (FileNotFoundError, PermissionError) as exc:
         return 127, "", f"cannot run {shlex.join(argv)}: {exc}", False
+    prompt = (call.prompt if stdin is None else stdin).encode("utf-8")
+    code, out, err, timed_out = _serve(process, prompt, call.timeout_s, on_line)
+    return code, _text(out), _text(err), timed_out
+
+
+def _serve(
+    process: subprocess.Popen[bytes], prompt: bytes, timeout_s: float, on_line: Callable[[str], None] | None
+) -> tuple[int | None, bytes, bytes, bool]:
+    """Feed the prompt and drain stderr in threads while this thread reads stdout; the timer kills the group."""
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    expired = threading.Event()
+    timer = threading.Timer(timeout_s, _expire, args=(process, expired))
+    errors: list[bytes] = []
+    helpers = [
+        threading.Thread(target=_feed, args=(process.stdin, prompt)),
+        threading.Thread(target=_drain, args=(process.stderr, errors)),
+        timer,
+    ]
+    for helper in helpers:
+        helper.daemon = True
+        helper.start()
     try:
-        out, err = process.communicate(
-            (call.prompt if stdin is None else stdin).encode("utf-8"), timeout=call.timeout_s
-        )
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        out, err = process.communicate()
-        timed_out = True
-    return process.returncode, _text(out), _text(err), timed_out
+        out = _read_lines(process.stdout, on_line)
+        process.wait()
+    finally:
+        timer.cancel()
+        if process.poll() is None:  # the line reader failed: leave no agent behind
+            _kill_group(process)
+            process.wait()
+    for helper in helpers:
+        helper.join()
+    process.stdout.close()
+    process.stderr.close()
+    return process.returncode, out, b"".join(errors), expired.is_set()
+
+
+def _expire(process: subprocess.Popen[bytes], expired: threading.Event) -> None:
+    expired.set()
+    _kill_group(process)
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    """Write the prompt and close stdin; an agent that exits without reading it is not an error."""
+    with contextlib.suppress(BrokenPipeError, OSError):
+        stream.write(data)
+    with contextlib.suppress(BrokenPipeError, OSError):
+        stream.close()
+
+
+def _drain(stream: IO[bytes], into: list[bytes]) -> None:
+    kept = 0
+    for chunk in iter(lambda: stream.read(65536), b""):
+        if kept < OUTPUT_LIMIT:
+            into.append(chunk[: OUTPUT_LIMIT - kept])
+            kept += len(into[-1])
+
+
+def _read_lines(stream: IO[bytes], on_line: Callable[[str], None] | None) -> bytes:
+    """The output (its first ``OUTPUT_LIMIT`` bytes), each whole line handed to ``on_line`` as it comes."""
+    kept: list[bytes] = []
+    size, pending = 0, b""
+    for chunk in iter(lambda: stream.readline(LINE_LIMIT), b""):
+        if size < OUTPUT_LIMIT:
+            kept.append(chunk[: OUTPUT_LIMIT - size])
+            size += len(kept[-1])
+        if on_line is None:
+            continue
+        pending = pending + chunk if len(pending) < LINE_LIMIT else pending
+        if chunk.endswith(b"\n"):
+            if len(pending) <= LINE_LIMIT:
+                on_line(pending.decode("utf-8", errors="replace"))
+            pending = b""
+    if on_line is not None and pending and len(pending) <= LINE_LIMIT:
+        on_line(pending.decode("utf-8", errors="replace"))
+    return b"".join(kept)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
 
 

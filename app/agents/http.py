@@ -1,28 +1,48 @@
 """Chat APIs as agents, through httpx: any OpenAI-compatible server (hosted, vLLM, Ollama) and Anthropic.
 
 A chat API cannot edit files, so these suit judging, triage, decisions and advice. Each request has a
-timeout; 429 and 5xx answers and network errors are retried with backoff, honouring ``retry-after``.
+timeout; 429 and 5xx answers and network errors are retried with backoff, honouring ``retry-after``. A
+server that cannot be reached at all (refused, unknown host) is tried once more after a short pause and
+then named in one line, and a hosted API without its key fails before any request. The cost is worked out
+from the tokens and a price table (``app/agents/prices.py``): an estimate, or unknown — never a silent $0.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from app.agents.base import AgentCall, AgentOutcome
+from app.agents.prices import ModelPrice, PriceTable, price_table
 from app.engine.record import MissionStatus, Usage
 
 RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+CONNECT_RETRIES = 1  # a server that refuses or has no address is unlikely to appear within seconds
+CONNECT_PAUSE_S = 1.0
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why the last attempt got no answer, in one line, and whether trying again can help."""
+
+    text: str
+    status: MissionStatus = MissionStatus.FAILED
+    unreachable: bool = False
+    final: bool = False
 
 
 class ChatAgent:
     """Shared request loop; subclasses say how to build the request and read the answer."""
 
     name = "chat"
+    key_variable = ""  # the environment variable of the key, named when it is missing
+    hosted_host = ""  # the provider's own host, which refuses every request without a key
 
     def __init__(
         self,
@@ -34,6 +54,7 @@ class ChatAgent:
         retries: int = 3,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        prices: PriceTable | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/")
@@ -42,6 +63,7 @@ class ChatAgent:
         self.retries = retries
         self.transport = transport
         self.sleep = sleep
+        self.prices = prices or price_table()
 
     def request(self, call: AgentCall) -> tuple[str, dict[str, str], dict[str, Any]]:
         raise NotImplementedError
@@ -49,43 +71,55 @@ class ChatAgent:
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
         raise NotImplementedError
 
+    def missing_key(self) -> str | None:
+        """The hosted API needs a key: say so before any request. A server of your own (vLLM, Ollama, a
+        proxy) may need none."""
+        if self.api_key or _host(self.base_url) != self.hosted_host:
+            return None
+        return f"{self.key_variable} is not set (needed by agent {self.name}:{self.model})"
+
     def run(self, call: AgentCall) -> AgentOutcome:
-        url, headers, body = self.request(call)
         started = time.monotonic()
-        problem = "no attempt made"
+        missing = self.missing_key()
+        if missing is not None:
+            return self._failed(Problem(missing, final=True), started)
+        url, headers, body = self.request(call)
         with httpx.Client(timeout=min(self.timeout_s, call.timeout_s), transport=self.transport) as client:
-            for attempt in range(self.retries + 1):
-                try:
-                    response = client.post(url, headers=headers, json=body)
-                except httpx.TimeoutException:
-                    problem = f"timed out after {self.timeout_s:g}s"
-                    self._pause(attempt, None)
-                    continue
-                except httpx.HTTPError as exc:
-                    problem = f"{type(exc).__name__}: {exc}"
-                    self._pause(attempt, None)
-                    continue
-                if response.status_code in RETRYABLE and attempt < self.retries:
-                    problem = f"HTTP {response.status_code}"
-                    self._pause(attempt, response.headers.get("retry-after"))
-                    continue
-                return self._outcome(call, response, time.monotonic() - started)
-        status = MissionStatus.TIMEOUT if problem.startswith("timed out") else MissionStatus.FAILED
+            answer = self._send(client, url, headers, body)
+        if isinstance(answer, Problem):
+            return self._failed(answer, started)
+        return self._outcome(call, answer, time.monotonic() - started)
+
+    def _send(
+        self, client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> httpx.Response | Problem:
+        """The answer, or the problem of the last attempt. Unreachable servers get one more try after a
+        short pause, not the full backoff: a mission should not wait long to learn a server is down."""
+        problem, unreachable = Problem("no attempt made"), 0
+        for attempt in range(self.retries + 1):
+            try:
+                response = client.post(url, headers=headers, json=body)
+            except httpx.HTTPError as exc:
+                problem = _problem(url, exc, self.timeout_s)
+                unreachable += problem.unreachable
+                if problem.final or attempt >= self.retries or unreachable > CONNECT_RETRIES:
+                    break
+                self.sleep(CONNECT_PAUSE_S if problem.unreachable else _backoff(attempt, None))
+                continue
+            if response.status_code in RETRYABLE and attempt < self.retries:
+                self.sleep(_backoff(attempt, response.headers.get("retry-after")))
+                continue
+            return response
+        return problem
+
+    def _failed(self, problem: Problem, started: float) -> AgentOutcome:
         return AgentOutcome(
-            status=status,
-            answer=f"{self.name} request failed: {problem}",
+            status=problem.status,
+            answer=problem.text,
             agent=self.name,
             model=self.model,
-            duration_s=time.monotonic() - started,
+            duration_s=round(time.monotonic() - started, 3),
         )
-
-    def _pause(self, attempt: int, retry_after: str | None) -> None:
-        if attempt >= self.retries:
-            return
-        delay = min(2.0**attempt, 30.0)
-        if retry_after and retry_after.strip().isdigit():
-            delay = min(float(retry_after), 120.0)
-        self.sleep(delay)
 
     def _outcome(self, call: AgentCall, response: httpx.Response, elapsed: float) -> AgentOutcome:
         base = AgentOutcome(
@@ -102,14 +136,56 @@ class ChatAgent:
             answer, usage, model = self.read(response.json())
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
-        usage = usage.but(seconds=round(elapsed, 3))
+        usage = self.prices.estimate(usage, model, call.model or self.model).but(seconds=round(elapsed, 3))
         return base.with_(status=MissionStatus.DONE, answer=answer, usage=usage, model=model or self.model)
+
+
+def _backoff(attempt: int, retry_after: str | None) -> float:
+    if retry_after and retry_after.strip().isdigit():
+        return min(float(retry_after), 120.0)
+    return min(2.0**attempt, 30.0)
+
+
+def _problem(url: str, exc: httpx.HTTPError, timeout_s: float) -> Problem:
+    """One line naming what went wrong with ``url``: unreachable, slow, or a broken exchange."""
+    if isinstance(exc, httpx.ConnectError):
+        return Problem(f"cannot reach {url}: {_connect_cause(exc, url)}", unreachable=True)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return Problem(f"cannot reach {url}: no connection within {timeout_s:g}s", unreachable=True)
+    if isinstance(exc, httpx.TimeoutException):
+        return Problem(f"{url} timed out: no answer within {timeout_s:g}s", MissionStatus.TIMEOUT)
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return Problem(f"cannot reach {url}: {_one_line(str(exc))}", final=True)
+    return Problem(f"{url}: {type(exc).__name__}: {_one_line(str(exc))}")
+
+
+def _connect_cause(exc: httpx.ConnectError, url: str) -> str:
+    text = _one_line(str(exc))
+    lowered = text.lower()
+    if "refused" in lowered:
+        return "connection refused"
+    if any(sign in lowered for sign in ("name or service", "name resolution", "nodename", "getaddrinfo", "no address")):
+        return f"the host {_host(url)} was not found (DNS)"
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", text) or type(exc).__name__
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
+
+
+def _host(url: str) -> str:
+    try:
+        return httpx.URL(url).host
+    except (httpx.InvalidURL, TypeError):
+        return ""
 
 
 class OpenAIChatAgent(ChatAgent):
     """``POST {base}/chat/completions``; the base URL of a local server works the same (``/v1`` included)."""
 
     name = "openai"
+    key_variable = "OPENAI_API_KEY"
+    hosted_host = "api.openai.com"
 
     def request(self, call: AgentCall) -> tuple[str, dict[str, str], dict[str, Any]]:
         headers = {"content-type": "application/json"}
@@ -138,6 +214,8 @@ class AnthropicAgent(ChatAgent):
     """``POST {base}/v1/messages`` with the ``x-api-key`` and ``anthropic-version`` headers."""
 
     name = "anthropic"
+    key_variable = "ANTHROPIC_API_KEY"
+    hosted_host = "api.anthropic.com"
     version = "2023-06-01"
     max_tokens = 8192
 
@@ -167,11 +245,15 @@ class AnthropicAgent(ChatAgent):
         )
 
 
-def openai_agent(model: str, base_url: str | None = None, **options: Any) -> OpenAIChatAgent:
+def openai_agent(
+    model: str, base_url: str | None = None, prices: Mapping[str, ModelPrice] | None = None, **options: Any
+) -> OpenAIChatAgent:
     url = base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
-    return OpenAIChatAgent(model, url, os.environ.get("OPENAI_API_KEY"), **options)
+    return OpenAIChatAgent(model, url, os.environ.get("OPENAI_API_KEY"), prices=price_table(prices), **options)
 
 
-def anthropic_agent(model: str, base_url: str | None = None, **options: Any) -> AnthropicAgent:
+def anthropic_agent(
+    model: str, base_url: str | None = None, prices: Mapping[str, ModelPrice] | None = None, **options: Any
+) -> AnthropicAgent:
     url = base_url or os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
-    return AnthropicAgent(model, url, os.environ.get("ANTHROPIC_API_KEY"), **options)
+    return AnthropicAgent(model, url, os.environ.get("ANTHROPIC_API_KEY"), prices=price_table(prices), **options)

@@ -1,21 +1,82 @@
 """Presets for agent CLIs: the protocol translated into each tool's own flags and output.
 
-- Claude Code: ``claude -p --output-format json`` (result, usage, cost, session id), ``--resume`` for a
-  mission interrupted mid-way, ``--allowedTools`` from the role's whitelist.
-- Codex CLI: ``codex exec`` with the prompt on stdin, ``--json`` events for the session id and usage,
+- Claude Code: ``claude -p --output-format stream-json --verbose``: JSON lines, the first a ``system``
+  ``init`` event with the session id, the last a ``result`` event with the answer, usage, cost and session
+  id; ``--resume <id>`` for a mission interrupted mid-way, ``--allowedTools`` from the role's whitelist.
+- Codex CLI: ``codex exec --json`` with the prompt on stdin: JSON lines, the first ``thread.started`` with
+  the thread (session) id, ``turn.completed`` with usage, ``item.completed`` with the agent's messages;
   ``--output-last-message`` for the answer; ``codex exec resume <id>`` to resume.
 - Aider: ``aider --message-file`` with auto-commits off, since Interlock makes the commits.
+
+Both JSON-lines presets read the output as it comes and pass the session id on the moment it appears
+(``AgentCall.on_session``), so a runner killed mid-mission can still resume that session (SPEC J3).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from app.agents.base import AgentCall
-from app.agents.command import CommandAgent
+from app.agents.command import CommandAgent, LineReader, Parsed
 from app.engine.record import MissionKind, Usage
+
+
+class JsonEvents:
+    """The JSON-lines events of one run of a tool; the session id is passed on once, when first seen."""
+
+    def __init__(self, on_session: Callable[[str], None] | None = None) -> None:
+        self.on_session = on_session
+        self.session: str | None = None
+        self.problem = ""
+
+    def feed(self, line: str) -> None:
+        event = _json(line.strip())
+        if isinstance(event, dict):
+            self.take(event)
+
+    def take(self, event: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def reveal(self, session: Any) -> None:
+        if not isinstance(session, str) or not session or session == self.session:
+            return
+        self.session = session
+        if self.on_session is None:
+            return
+        try:
+            self.on_session(session)
+        except Exception as exc:  # keeping the id is a help for a later resume; the mission goes on
+            self.problem = f"the session id {session} could not be recorded: {type(exc).__name__}: {exc}"
+
+    @classmethod
+    def of(cls, stdout: str) -> Self:
+        """The events of output read after the fact."""
+        events = cls()
+        for line in stdout.splitlines():
+            events.feed(line)
+        return events
+
+
+class ClaudeEvents(JsonEvents):
+    def __init__(self, on_session: Callable[[str], None] | None = None) -> None:
+        super().__init__(on_session)
+        self.result: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.last_text = ""
+
+    def take(self, event: dict[str, Any]) -> None:
+        self.reveal(event.get("session_id"))  # the init event carries it first; every later event too
+        kind = event.get("type")
+        if kind == "system" and event.get("subtype") == "init" and isinstance(event.get("model"), str):
+            self.model = event["model"]
+        elif kind == "assistant":
+            text = _message_text(event.get("message"))
+            self.last_text = text or self.last_text
+        elif kind == "result":
+            self.result = event
 
 
 class ClaudeAgent(CommandAgent):
@@ -25,7 +86,7 @@ class ClaudeAgent(CommandAgent):
         self.extra = extra or []
 
     def argv(self, call: AgentCall, scratch: Path) -> list[str]:
-        argv = [self.executable, "-p", "--output-format", "json"]
+        argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
         if call.model:
             argv += ["--model", call.model]
         if call.tools:
@@ -34,11 +95,17 @@ class ClaudeAgent(CommandAgent):
             argv += ["--resume", call.session_id]
         return argv + self.extra
 
-    def parse(self, stdout: str, call: AgentCall, scratch: Path) -> tuple[str, Usage | None, str | None, str | None]:
-        data = _last_json_object(stdout)
+    def reader(self, call: AgentCall) -> LineReader:
+        return ClaudeEvents(call.on_session)
+
+    def parse(self, stdout: str, call: AgentCall, scratch: Path, reader: LineReader | None) -> Parsed:
+        events = reader if isinstance(reader, ClaudeEvents) else ClaudeEvents.of(stdout)
+        data = events.result
         if data is None:
-            return stdout, None, None, None
-        usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            answer = events.last_text or stdout
+            return _noted(answer, events.problem), None, events.session, events.model
+        found = data.get("usage")
+        usage_data: dict[str, Any] = found if isinstance(found, dict) else {}
         usage = Usage(
             calls=1,
             input_tokens=_int(usage_data.get("input_tokens")) + _int(usage_data.get("cache_read_input_tokens")),
@@ -46,9 +113,32 @@ class ClaudeAgent(CommandAgent):
             cost_usd=float(data.get("total_cost_usd") or data.get("cost_usd") or 0.0),
             seconds=_int(data.get("duration_ms")) / 1000,
         )
-        answer = data.get("result") if isinstance(data.get("result"), str) else stdout
-        session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
-        return answer, usage, session, data.get("model") if isinstance(data.get("model"), str) else None
+        result = data.get("result")
+        answer = result if isinstance(result, str) else events.last_text or stdout
+        model = data.get("model") if isinstance(data.get("model"), str) else events.model
+        return _noted(answer, events.problem), usage, events.session, model
+
+
+class CodexEvents(JsonEvents):
+    def __init__(self, on_session: Callable[[str], None] | None = None) -> None:
+        super().__init__(on_session)
+        self.usage = Usage(calls=1)
+        self.last_message = ""
+
+    def take(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "thread.started":
+            self.reveal(event.get("thread_id"))
+        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+            found = event["usage"]
+            self.usage = self.usage.but(
+                input_tokens=self.usage.input_tokens + _int(found.get("input_tokens")),
+                output_tokens=self.usage.output_tokens + _int(found.get("output_tokens")),
+            )
+        elif kind == "item.completed" and isinstance(event.get("item"), dict):
+            item = event["item"]
+            if str(item.get("type", "")).endswith("message") and isinstance(item.get("text"), str):
+                self.last_message = item["text"]
 
 
 class CodexAgent(CommandAgent):
@@ -66,25 +156,14 @@ class CodexAgent(CommandAgent):
             argv += ["--model", call.model]
         return [*argv, *self.extra, "-"]
 
-    def parse(self, stdout: str, call: AgentCall, scratch: Path) -> tuple[str, Usage | None, str | None, str | None]:
-        session, usage, last_message = None, Usage(calls=1), ""
-        for line in stdout.splitlines():
-            event = _json(line)
-            if not isinstance(event, dict):
-                continue
-            session = event.get("thread_id") or event.get("session_id") or session
-            found = event.get("usage")
-            if isinstance(found, dict):
-                usage = usage.but(
-                    input_tokens=usage.input_tokens + _int(found.get("input_tokens")),
-                    output_tokens=usage.output_tokens + _int(found.get("output_tokens")),
-                )
-            item = event.get("item")
-            if isinstance(item, dict) and isinstance(item.get("text"), str):
-                last_message = item["text"]
+    def reader(self, call: AgentCall) -> LineReader:
+        return CodexEvents(call.on_session)
+
+    def parse(self, stdout: str, call: AgentCall, scratch: Path, reader: LineReader | None) -> Parsed:
+        events = reader if isinstance(reader, CodexEvents) else CodexEvents.of(stdout)
         written = scratch / "last.md"
-        answer = written.read_text(encoding="utf-8") if written.exists() else last_message or stdout
-        return answer, usage, session if isinstance(session, str) else None, None
+        answer = written.read_text(encoding="utf-8") if written.exists() else events.last_message or stdout
+        return _noted(answer, events.problem), events.usage, events.session, None
 
 
 class AiderAgent(CommandAgent):
@@ -108,15 +187,16 @@ class AiderAgent(CommandAgent):
         return argv + self.extra
 
 
-def _last_json_object(text: str) -> dict[str, Any] | None:
-    whole = _json(text.strip())
-    if isinstance(whole, dict):
-        return whole
-    for line in reversed(text.splitlines()):
-        data = _json(line)
-        if isinstance(data, dict):
-            return data
-    return None
+def _message_text(message: Any) -> str:
+    """The text blocks of an assistant message of the stream."""
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return ""
+    blocks = [b.get("text") for b in message["content"] if isinstance(b, dict) and b.get("type") == "text"]
+    return "".join(text for text in blocks if isinstance(text, str))
+
+
+def _noted(answer: str, problem: str) -> str:
+    return f"{answer.rstrip()}\n\n[interlock] {problem}" if problem else answer
 
 
 def _json(text: str) -> Any:

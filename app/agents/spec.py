@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Mapping
 
 from app.agents.base import Agent
 from app.agents.command import CommandAgent
 from app.agents.http import anthropic_agent, openai_agent
 from app.agents.presets import AiderAgent, ClaudeAgent, CodexAgent
+from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 
 
@@ -20,9 +22,10 @@ class AgentSpecError(InterlockError):
     pass
 
 
-def agent_from_spec(spec: str) -> Agent:
+def agent_from_spec(spec: str, prices: Mapping[str, ModelPrice] | None = None) -> Agent:
     """A preset name (``claude``, ``codex``, ``aider``, ``demo``), ``openai:MODEL[@URL]``,
-    ``anthropic:MODEL``, or any command line."""
+    ``anthropic:MODEL``, or any command line. ``prices`` add to or override the shipped price table of the
+    HTTP agents' cost estimates."""
     name, _, rest = spec.partition(":")
     if spec == "demo":
         return CommandAgent([sys.executable, "-m", "app.agents.demo"], name="demo")
@@ -30,7 +33,9 @@ def agent_from_spec(spec: str) -> Agent:
         return {"claude": ClaudeAgent, "codex": CodexAgent, "aider": AiderAgent}[spec]()
     if name in ("openai", "anthropic") and rest:
         model, _, url = rest.partition("@")
-        return openai_agent(model, url or None) if name == "openai" else anthropic_agent(model, url or None)
+        if name == "openai":
+            return openai_agent(model, url or None, prices)
+        return anthropic_agent(model, url or None, prices)
     if name == "command" and rest:
         spec = rest
     if not shlex.split(spec):

@@ -61,9 +61,25 @@ def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> t
             ReasonCode.COST_BUDGET_EXHAUSTED,
             f"{used_units:g} of {policy.max_units:g} units used; the next call costs {charge.units:g}",
         )
+    if policy.max_cost_usd is not None and charge.calls:
+        return _money_refusal(ledger, window, policy.max_cost_usd)
+    return None
+
+
+def _money_refusal(ledger: Ledger, window: Window, limit: float) -> tuple[ReasonCode, str] | None:
+    """A cost limit holds only while every cost is known: an unknown one stops the run rather than count as
+    free, and the message says how to give its model a price."""
     spent = ledger.spent_usd() - window.cost_usd
-    if policy.max_cost_usd is not None and charge.calls and spent >= policy.max_cost_usd:
-        return ReasonCode.COST_BUDGET_EXHAUSTED, f"${spent:.2f} of ${policy.max_cost_usd:.2f} spent"
+    unknown = ledger.unknown_costs() - window.unknown_costs
+    if unknown > 0:
+        return (
+            ReasonCode.COST_BUDGET_EXHAUSTED,
+            f"the cost of {unknown} call(s) is unknown (no price for their model), so maxCostUsd "
+            f"${limit:.2f} cannot be held (${spent:.2f} known); give the model a price under `prices` "
+            "in the configuration, then resume",
+        )
+    if spent >= limit:
+        return ReasonCode.COST_BUDGET_EXHAUSTED, f"${spent:.2f} of ${limit:.2f} spent"
     return None
 
 
@@ -97,7 +113,10 @@ def add_usage(ledger: Ledger, line: Totals, usage: Usage, accepted: bool) -> Non
         add_accepted(ledger, line)
     line.input_tokens += usage.input_tokens
     line.output_tokens += usage.output_tokens
-    line.cost_usd += usage.cost_usd
+    if usage.cost_usd is None:
+        line.unknown_costs += 1
+    else:
+        line.cost_usd += usage.cost_usd
     line.seconds += usage.seconds
     line.estimated = line.estimated or usage.estimated
 
@@ -115,4 +134,10 @@ def _copy_with_line(ledger: Ledger, category: Category) -> tuple[Ledger, Totals]
 
 def arm(ledger: Ledger) -> Window:
     """A fresh budget window starting at the ledger's current figures."""
-    return Window(attempts=ledger.attempts, calls=ledger.calls, units=ledger.units, cost_usd=ledger.spent_usd())
+    return Window(
+        attempts=ledger.attempts,
+        calls=ledger.calls,
+        units=ledger.units,
+        cost_usd=ledger.spent_usd(),
+        unknown_costs=ledger.unknown_costs(),
+    )

@@ -184,6 +184,8 @@ def _alerts_section(run: Run, git: GitState | None) -> list[str]:
         alerts.append(f"{run.ledger.attempts} attempt(s) made and no result accepted")
     if any(line.estimated for line in run.ledger.by_category.values()):
         alerts.append("some costs are estimates")
+    if run.ledger.unknown_costs():
+        alerts.append(f"the cost of {run.ledger.unknown_costs()} call(s) is unknown: not counted in the spend")
     over = [f"`{stage}` {count}" for stage, count in run.visits.items() if count > 1]
     if over:
         alerts.append("stages visited more than once: " + ", ".join(over))

@@ -66,6 +66,15 @@ class MissionFinished(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SessionStarted(Event):
+    """The agent of mission ``seq`` named its own session while still working. Kept in the in-flight record
+    at once, so that a resume after the runner died continues that session (SPEC J3)."""
+
+    seq: int
+    session_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class GateApproved(Event):
     note: str = ""
 

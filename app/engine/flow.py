@@ -7,7 +7,7 @@ effects collected so far.
 from __future__ import annotations
 
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
-from app.engine.context import add_note
+from app.engine.context import add_note, cut_utf8
 from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.effects import (
@@ -37,6 +37,7 @@ from app.engine.messages import (
 from app.engine.record import (
     HOP_WINDOW,
     MISSION_WINDOW,
+    QUESTIONS_BYTES,
     Gate,
     Hop,
     MissionKind,
@@ -49,7 +50,7 @@ from app.engine.record import (
     Waiting,
 )
 from app.engine.transition import Transition
-from app.engine.verdict import Routing, reask_note, request_block, route_verdict
+from app.engine.verdict import Routing, reask_note, request_block, route_verdict, without_verdict
 
 RECAP_HOPS = 12
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
@@ -176,7 +177,8 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         accept(t, waiting, NEEDS_INPUT)
         t.run.status = Status.AWAITING_INPUT
         t.run.waiting = None
-        t.emit(PostMessage("question", question_text(waiting.stage, answer)))
+        t.run.questions = questions_of(answer, waiting.seq)
+        t.emit(PostMessage("question", question_text(waiting.stage, t.run.questions)))  # as the record keeps it
         return
     if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
         accept(t, waiting, NEEDS_UPSTREAM)
@@ -194,6 +196,16 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         t.emit(PostMessage("autopilot", autopilot_text(node.stage, routing.verdict or PASS)))
         t.add_line(f"gate of {node.stage} passed by autopilot")
     follow(t, routing.edge)
+
+
+def questions_of(answer: str, seq: int) -> str:
+    """What a NEEDS_INPUT answer asks, kept in the record so every view can show it in full (SPEC V6);
+    bounded (J5): a longer answer is cut, and the whole of it stays in its mission record (C5)."""
+    text = without_verdict(answer) or "(the answer asked for input but wrote no question)"
+    raw = text.encode("utf-8")
+    if len(raw) <= QUESTIONS_BYTES:
+        return text
+    return cut_utf8(raw, QUESTIONS_BYTES) + f"\n[… cut by Interlock: the full text is in mission record #{seq} …]"
 
 
 def accept(t: Transition, waiting: Waiting, verdict: str) -> None:

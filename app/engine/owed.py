@@ -9,10 +9,9 @@ escalation's decision, the labels of its end, and the graph event (and autopilot
 brought it where it is. The shell checks each against the world and carries out those missing, once.
 
 Everything a transition emits is owed by the record it saved (a property test checks it), except words
-the record does not keep: who merged or abandoned a run (the status comment says it), a question asked in
-answer to a re-ask (the context keeps only a re-ask's verdict line; its mission record keeps the rest),
-and the one-off note of a mission's prompt other than a re-ask's (the shell stored the mission's order
-with the transition). A finished run owes only its labels: its record can no longer change to say what was done.
+the record does not keep: who merged or abandoned a run (the status comment says it), and the one-off note
+of a mission's prompt other than a re-ask's (the shell stored the mission's order with the transition). A
+finished run owes only its labels: its record can no longer change to say what was done.
 Graph events cannot be looked up afterwards, so a shell records the newest hop whose event it sent under
 ``links[EVENTS_SENT]``; the event of a newer hop is owed.
 """
@@ -36,7 +35,7 @@ from app.engine.effects import (
     PromptParts,
     ReadyPullRequest,
 )
-from app.engine.graph import NEEDS_INPUT, PASS, Graph
+from app.engine.graph import PASS, Graph
 from app.engine.messages import (
     END_TEXT,
     advisor_question,
@@ -94,8 +93,7 @@ def _state_effects(run: Run, graph: Graph) -> list[Effect]:
             PostMessage("gate", gate_text(gate.stage, gate.verdict)),
         ]
     if status is Status.AWAITING_INPUT:
-        answer = _asking_answer(run)
-        return [] if answer is None else [PostMessage("question", question_text(run.stage, answer))]
+        return [PostMessage("question", question_text(run.stage, run.questions))]
     if status is Status.AWAITING_UPSTREAM and run.upstream is not None:
         up, key = run.upstream, f"{run.id}/request/{run.mission_count}"
         return [
@@ -110,14 +108,6 @@ def _state_effects(run: Run, graph: Graph) -> list[Effect]:
     if status in (Status.FAILED, Status.ESCALATED) and run.reason is not None and stopped_by_engine:
         return [Escalate(run.reason, status, render_decision(run, graph))]
     return []
-
-
-def _asking_answer(run: Run) -> str | None:
-    """The answer that asked a person's questions: the newest result of the mission that said NEEDS_INPUT."""
-    asking = next((m for m in reversed(run.missions) if (m.verdict or "").upper() == NEEDS_INPUT), None)
-    if asking is None:
-        return None
-    return next((r.body for r in reversed(run.context.results) if r.seq == asking.seq), None)
 
 
 def _awaited(run: Run, graph: Graph, waiting: Waiting) -> Effect:

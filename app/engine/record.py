@@ -95,18 +95,21 @@ class Reason(Record):
 
 
 class Usage(Record):
-    """What an agent reported spending. ``estimated`` marks figures the shell guessed."""
+    """What an agent reported spending. ``estimated`` marks figures the shell guessed (a cost from tokens
+    times a price table); ``cost_usd`` is ``None`` when the cost is unknown, which is never the same as 0."""
 
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     seconds: float = 0.0
     estimated: bool = False
 
 
 class Totals(Record):
-    """One ledger line: charges made before calls, results accepted, and real usage reported."""
+    """One ledger line: charges made before calls, results accepted, and real usage reported.
+
+    ``cost_usd`` sums the known costs; ``unknown_costs`` counts the reports whose cost was unknown."""
 
     attempts: int = 0
     calls: int = 0
@@ -117,6 +120,7 @@ class Totals(Record):
     cost_usd: float = 0.0
     seconds: float = 0.0
     estimated: bool = False
+    unknown_costs: int = 0
 
 
 class Ledger(Record):
@@ -127,7 +131,11 @@ class Ledger(Record):
     by_category: dict[Category, Totals] = field(default_factory=dict)
 
     def spent_usd(self) -> float:
+        """The known spend; see ``unknown_costs`` for what it leaves out."""
         return sum(line.cost_usd for line in self.by_category.values())
+
+    def unknown_costs(self) -> int:
+        return sum(line.unknown_costs for line in self.by_category.values())
 
 
 class Window(Record):
@@ -137,6 +145,7 @@ class Window(Record):
     calls: int = 0
     units: float = 0.0
     cost_usd: float = 0.0
+    unknown_costs: int = 0
 
 
 class MissionSummary(Record):
@@ -198,6 +207,7 @@ class Waiting(Record):
 MISSION_WINDOW = 16
 HOP_WINDOW = 24
 KEY_WINDOW = 64
+QUESTIONS_BYTES = 8000  # the questions a run waits on, kept in the record: bounded like the rest (SPEC J5)
 
 
 class Run(Record):
@@ -232,6 +242,7 @@ class Run(Record):
     path: list[Hop] = field(default_factory=list)
     hop_count: int = 0
     waiting: Waiting | None = None
+    questions: str = ""  # what a person must answer while the run is awaiting_input (SPEC V6); else empty
     reasked: bool = False
     stop_requested: bool = False
     autopilot: bool = False

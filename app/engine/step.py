@@ -29,6 +29,7 @@ from app.engine.events import (
     MissionFinished,
     Resume,
     RouteChosen,
+    SessionStarted,
     Start,
     StopRequested,
     UpstreamChanged,
@@ -107,6 +108,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
     handler(t, event)
+    if t.run.questions and t.run.status is not Status.AWAITING_INPUT:
+        t.run.questions = ""  # answered, resumed, routed or ended: nothing is asked any more
     _remember(t, event)
     t.run.version = run.version + 1
     t.run.updated_at = event.at
@@ -160,6 +163,17 @@ def on_mission_finished(t: Transition, event: MissionFinished) -> None:
         _mission_went_wrong(t, event)
         return
     _mission_done(t, event)
+
+
+def on_session_started(t: Transition, event: SessionStarted) -> None:
+    """Remember the session of the mission in flight; its resume passes it back to the agent (SPEC J3)."""
+    waiting = t.run.waiting
+    if waiting is None or waiting.seq != event.seq or waiting.kind in NOT_MISSIONS:
+        raise StaleEvent(
+            t.run.id, t.run.status.value, "SessionStarted", f"the run does not wait for mission {event.seq}"
+        )
+    t.run.waiting = waiting.but(session_id=event.session_id)
+    settle(t, event.seq, session_id=event.session_id)
 
 
 def _mission_done(t: Transition, event: MissionFinished) -> None:
@@ -387,6 +401,7 @@ def on_closed(t: Transition, event: Closed) -> None:
 
 HANDLERS: dict[type[Event], Handler] = {
     MissionFinished: on_mission_finished,
+    SessionStarted: on_session_started,
     DecisionReturned: on_decision,
     AdviceReturned: on_advice,
     GateApproved: on_gate_approved,

@@ -30,6 +30,17 @@ def parse_verdict(answer: str) -> str | None:
     return None
 
 
+def without_verdict(answer: str) -> str:
+    """The answer without the verdict line that counts (the last one): what is left for a person to read."""
+    lines = answer.splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        match = _VERDICT_LINE.match(lines[index])
+        if match and match.group("label").strip():
+            del lines[index]
+            break
+    return "\n".join(lines).strip()
+
+
 class Routing(NamedTuple):
     """Where a verdict leads: an edge, a reserved verdict, or nowhere (unroutable)."""
 

@@ -8,6 +8,7 @@ base: develop
 gates: ask                    # ask | approve | stop
 policy: {maxCalls: 30}
 context: {intact: 2, cut: 4, cut_bytes: 2000}
+prices: {gpt-4o-mini: {input: 0.15, output: 0.6}}  # USD per million tokens, over app/agents/prices.json
 team:
   roles:
     - {name: dev, capabilities: [coding, testing], agent: codex, model: o4-mini}
@@ -25,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.agents.base import Agent
+from app.agents.prices import ModelPrice
 from app.agents.spec import agent_from_spec
 from app.engine.context import Tiers
 from app.engine.errors import InterlockError
@@ -54,6 +56,7 @@ class LocalConfig(BaseModel):
     context: Tiers = Field(default_factory=Tiers)
     team: Team | None = None
     timeout_s: float = 3600.0
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)  # USD per million tokens, over prices.json
 
 
 def load_config(path: Path | None) -> LocalConfig:
@@ -77,7 +80,7 @@ def role_for(config: LocalConfig, capability: str) -> Role | None:
 
 def agent_for(config: LocalConfig, capability: str) -> tuple[Agent, Role | None]:
     role = role_for(config, capability)
-    return agent_from_spec(role.agent if role and role.agent else config.agent), role
+    return agent_from_spec(role.agent if role and role.agent else config.agent, config.prices), role
 
 
 def describe(config: LocalConfig) -> dict[str, Any]:

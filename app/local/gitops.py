@@ -117,6 +117,20 @@ def delivery_state(repo: git.Repo, branch: str, base: str) -> GitState:
     return GitState(head=head, ahead=ahead, files_changed=files, conflicts=_conflicts(repo, branch, base))
 
 
+def merged_into_base(repo: git.Repo, branch: str, base: str) -> str | None:
+    """The base's head when the run branch's head is reachable from it — merged, or fast-forwarded — else
+    ``None``: not merged yet, merged by squash or rebase (new commits git cannot tie to the branch), or a
+    branch that no longer exists. The run branch always holds its start commit, so an untouched branch is
+    never taken for a merged one."""
+    try:
+        head = repo.git.rev_parse("--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
+        base_head = repo.git.rev_parse("--verify", "--quiet", f"refs/heads/{base}^{{commit}}")
+        repo.git.merge_base("--is-ancestor", head, base_head)
+    except git.GitCommandError:
+        return None
+    return str(base_head)
+
+
 def _conflicts(repo: git.Repo, branch: str, base: str) -> tuple[str, ...]:
     try:
         repo.git.merge_tree("--write-tree", "--name-only", "--no-messages", base, branch)

@@ -7,6 +7,7 @@ prompt, answer, usage, timing, commits — is stored once beside the run record 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +38,13 @@ class Done:
     files: dict[str, bytes]
 
 
-def run_mission(repo: git.Repo, run: Run, effect: DispatchMission, config: LocalConfig) -> Done:
+def run_mission(
+    repo: git.Repo,
+    run: Run,
+    effect: DispatchMission,
+    config: LocalConfig,
+    on_session: Callable[[str], None] | None = None,
+) -> Done:
     tree = worktree(repo, run.branch, run.id)
     before = head_of(tree)
     prompt = assemble_prompt(effect.prompt, agent_for(config, effect.capability)[1])
@@ -54,6 +61,7 @@ def run_mission(repo: git.Repo, run: Run, effect: DispatchMission, config: Local
         model=_role_model(config, effect.capability),
         tools=_role_tools(config, effect.capability),
         timeout_s=config.timeout_s,
+        on_session=on_session,
     )
     outcome = (
         run_check(call, effect.check) if effect.check is not None else agent_for(config, effect.capability)[0].run(call)
@@ -107,7 +115,7 @@ def _side_call(
 
 
 def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) -> Done:
-    agent = agent_from_spec(config.decide or config.agent)
+    agent = agent_from_spec(config.decide or config.agent, config.prices)
     timeout = min(config.timeout_s, 300)
     outcome = agent.run(_side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout))
     answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
@@ -121,7 +129,7 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
     advice, instruction, usage = None, "", Usage()
     if config.advisor:
         call = _side_call(run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, 60)
-        outcome = agent_from_spec(config.advisor).run(call)
+        outcome = agent_from_spec(config.advisor, config.prices).run(call)
         usage = outcome.usage
         if outcome.status is MissionStatus.DONE:
             advice, instruction = parse_advice(outcome.answer)

@@ -7,15 +7,23 @@ table rendered from the rows, so the two never disagree.
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from app.engine.graph import END, Graph
-from app.engine.record import Run
-from app.store.journal import JournalStore
+from app.engine.record import MissionKind, Run, Status
+from app.store.journal import STATE_BRANCH, JournalStore, mission_path
+
+SCREEN_MAX = 40  # lines of an answer shown at a gate: a screenful, and never more than this
+NOT_ANSWERS = (MissionKind.REASK, MissionKind.DECIDE, MissionKind.ADVISOR)  # their text is a label, not the work
 
 
-def board_rows(runs: list[Run], now: datetime | None = None) -> list[dict[str, Any]]:
+def board_rows(
+    runs: list[Run], now: datetime | None = None, runners: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """One row per run; ``runners`` says who drives each (``live (pid N)``, ``stopped``, ``none``)."""
     moment = now or datetime.now(UTC)
     return [
         {
@@ -27,6 +35,7 @@ def board_rows(runs: list[Run], now: datetime | None = None) -> list[dict[str, A
             "status": run.status.value,
             "age_s": int((moment - run.created_at).total_seconds()),
             "missions": run.mission_count,
+            "runner": (runners or {}).get(run.id, "none"),
             "updated_at": run.updated_at.isoformat(),
         }
         for run in sorted(runs, key=lambda r: r.created_at)
@@ -72,6 +81,7 @@ def money_rows(run: Run) -> list[dict[str, Any]]:
             "cost_usd": sum(r["cost_usd"] for r in rows),
             "seconds": sum(r["seconds"] for r in rows),
             "estimated": any(r["estimated"] for r in rows),
+            "unknown_costs": sum(r["unknown_costs"] for r in rows),
         }
     )
     return rows
@@ -94,9 +104,7 @@ def render_journey(rows: list[dict[str, Any]]) -> str:
         {
             **row,
             "calls": (row.get("usage") or {}).get("calls", ""),
-            "cost_usd": _money(
-                (row.get("usage") or {}).get("cost_usd", 0.0), (row.get("usage") or {}).get("estimated", False)
-            ),
+            "cost_usd": _usage_money(row.get("usage") or {}),
             "duration_s": f"{row['duration_s']:.1f}" if row.get("duration_s") is not None else "",
         }
         for row in rows
@@ -111,7 +119,7 @@ def render_money(rows: list[dict[str, Any]]) -> str:
     shown = [
         {
             **row,
-            "cost_usd": _money(row["cost_usd"], row["estimated"]),
+            "cost_usd": _money(row["cost_usd"], row["estimated"], row["unknown_costs"]),
             "units": f"{row['units']:g}",
             "seconds": f"{row['seconds']:.1f}",
         }
@@ -121,18 +129,74 @@ def render_money(rows: list[dict[str, Any]]) -> str:
         shown,
         ["category", "attempts", "calls", "units", "accepted", "input_tokens", "output_tokens", "cost_usd", "seconds"],
     )
+    return text + _money_notes(rows)
+
+
+def _money_notes(rows: list[dict[str, Any]]) -> str:
+    notes = ""
     if any(row["estimated"] for row in rows):
-        text += "\n(~ marks estimates reported by agents, not measured spend)"
-    return text
+        notes += "\n(~ marks estimates: tokens times a price table, or an agent's guess; not measured spend)"
+    if any(row["unknown_costs"] for row in rows):
+        notes += "\n(unknown: a model with no price; give it one under `prices:` in the configuration)"
+    return notes
 
 
-def render_status(run: Run, graph: Graph | None) -> str:
+def screen_lines() -> int:
+    """How many lines of an answer fit on the terminal beside the status around them (at most SCREEN_MAX)."""
+    return max(10, min(SCREEN_MAX, shutil.get_terminal_size((100, SCREEN_MAX + 8)).lines - 8))
+
+
+def gate_answer(run: Run, store: JournalStore, lines: int = SCREEN_MAX) -> dict[str, Any] | None:
+    """The answer a gate asks a person to approve, cut to ``lines``, and the command that shows all of it.
+
+    That is the answer of the node's own mission: a gate opened after a re-ask or a decision points at that
+    call, whose text is only a label, so the newest mission of the gate's stage that did the work is shown.
+    """
+    gate = run.gate
+    if gate is None:
+        return None
+    worked = [
+        m.seq for m in run.missions if m.stage == gate.stage and m.seq <= gate.mission and m.kind not in NOT_ANSWERS
+    ]
+    seq = max(worked, default=gate.mission)
+    path = mission_path(run.id, seq, gate.stage)
+    data = store.read(path)
+    answer = str(json.loads(data).get("answer") or "") if data is not None else ""
+    every = answer.splitlines()
+    return {
+        "mission": seq,
+        "stage": gate.stage,
+        "path": path,
+        "command": f"git show {STATE_BRANCH}:{path}",
+        "stored": data is not None,
+        "lines": len(every),
+        "excerpt": "\n".join(every[:lines]),
+    }
+
+
+def render_gate_answer(view: dict[str, Any]) -> str:
+    """The answer at a gate as a person reads it before approving: excerpt, what was cut, where the rest is."""
+    if not view["stored"]:
+        return f"the answer of mission #{view['mission']} is not stored yet ({view['command']})"
+    shown = view["excerpt"].count("\n") + 1 if view["excerpt"] else 0
+    parts = [f"answer of mission #{view['mission']} at {view['stage']}:", view["excerpt"] or "(empty)"]
+    if view["lines"] > shown:
+        parts.append(f"[… {view['lines'] - shown} more lines]")
+    parts.append(f"full answer: {view['command']}")
+    return "\n".join(parts)
+
+
+def render_status(
+    run: Run, graph: Graph | None, runner: str | None = None, gate_answer: dict[str, Any] | None = None
+) -> str:
     lines = [
         f"run {run.id} — {run.request.title}",
         f"  graph    {run.graph} ({run.graph_hash[:19]})",
         f"  status   {run.status.value} at {run.stage}",
         f"  branch   {run.branch} (from {run.base})",
     ]
+    if runner is not None and runner != "none":
+        lines.append(f"  runner   {runner}{': nobody drives the run any more' if runner == 'stopped' else ''}")
     if graph is not None:
         visits = ", ".join(f"{n.stage} {run.visits.get(n.stage, 0)}/{n.max_visits}" for n in graph.nodes)
         lines.append(f"  visits   {visits}")
@@ -140,24 +204,36 @@ def render_status(run: Run, graph: Graph | None) -> str:
         lines.append(f"  reason   {run.reason.code.value}: {run.reason.message}")
     if run.gate:
         lines.append(f"  gate     {run.gate.stage} on {run.gate.verdict} since {run.gate.opened_at:%Y-%m-%d %H:%M}")
+        if gate_answer is not None:
+            lines += _indented(render_gate_answer(gate_answer))
+    if run.status is Status.AWAITING_INPUT and run.questions:
+        lines.append(f"  questions from {run.stage}:")
+        lines += _indented(run.questions)
     ledger = run.ledger
+    estimated = any(line.estimated for line in ledger.by_category.values())
     lines.append(
         f"  budget   {ledger.attempts} attempts, {ledger.calls} calls, {ledger.units:g} units, "
-        f"{ledger.accepted} accepted"
+        f"{ledger.accepted} accepted, {_money(ledger.spent_usd(), estimated, ledger.unknown_costs())} spent"
     )
     if run.recap:
         lines.append(f"  path     {run.recap}{' → end' if run.stage == END else ''}")
-    lines.append(f"  next     {next_step(run)}")
+    lines.append(f"  next     {next_step(run, runner)}")
     return "\n".join(lines)
 
 
-def next_step(run: Run) -> str:
+def _indented(text: str) -> list[str]:
+    return [f"    {line}" if line else "" for line in text.splitlines()]
+
+
+def next_step(run: Run, runner: str | None = None) -> str:
     """What a person must do now, if anything."""
+    if run.status is Status.RUNNING and runner == "stopped":
+        return f"the runner stopped; `interlock resume {run.id}`"
     hints = {
         "gate_wait": f"interlock approve {run.id} [--note T]  or  interlock amend {run.id} --note T",
         "awaiting_input": f"interlock answer {run.id} --text T",
         "awaiting_upstream": f"file the request upstream; then interlock resume {run.id}",
-        "awaiting_merge": f"review and merge {run.branch} into {run.base}",
+        "awaiting_merge": f"review and merge {run.branch} into {run.base}; status then records the run done",
         "escalated": f"read runs/{run.id}/decision.md on interlock/state; then resume, route, deliver or abandon",
         "failed": f"read runs/{run.id}/decision.md on interlock/state; then interlock resume {run.id}",
         "interrupted": f"interlock resume {run.id}",
@@ -174,5 +250,14 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _money(value: float, estimated: bool) -> str:
-    return f"{'~' if estimated else ''}${value:.4f}"
+def _money(value: float | None, estimated: bool, unknown: int = 0) -> str:
+    """A cost as people should read it: ``~`` for an estimate, ``unknown`` where a cost was not known —
+    never a bare $0 for what nobody measured."""
+    if value is None or (unknown and not value):
+        return "unknown"
+    known = f"{'~' if estimated else ''}${value:.4f}"
+    return f"{known} + unknown" if unknown else known
+
+
+def _usage_money(usage: dict[str, Any]) -> str:
+    return _money(usage.get("cost_usd", 0.0), bool(usage.get("estimated")))

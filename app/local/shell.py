@@ -35,19 +35,32 @@ from app.engine.effects import (
     PostMessage,
     ReadyPullRequest,
 )
-from app.engine.errors import InterlockError, VersionConflict
-from app.engine.events import Event, GateAmended, GateApproved, Resume, Start, StopRequested
+from app.engine.errors import InterlockError, RunFinished, VersionConflict
+from app.engine.events import (
+    Event,
+    GateAmended,
+    GateApproved,
+    InputAnswered,
+    Merged,
+    Resume,
+    SessionStarted,
+    Start,
+    StopRequested,
+)
 from app.engine.graph import Graph
 from app.engine.record import FINAL, Run, Status
 from app.engine.step import step
 from app.engine.validate import parse_graph
 from app.local import missions
 from app.local.config import GateMode, LocalConfig
-from app.local.gitops import create_run_branch, open_repo, remove_worktree, worktree
+from app.local.gitops import create_run_branch, merged_into_base, open_repo, remove_worktree, worktree
+from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.store.gitstore import GitStore
 from app.store.journal import decision_path, encode_json
 
 MAX_RETRIES = 20
+LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
+LOCAL_ORIGINS = ("", "local")  # runs started here; the others are driven elsewhere (GitHub Actions)
 Ask = Callable[[str], str]
 
 
@@ -65,8 +78,13 @@ class Progress:
         self.started = time.monotonic()
 
     def line(self, text: str) -> None:
-        if not self.quiet:
-            print(f"{time.monotonic() - self.started:7.1f}s  {text}", file=self.stream, flush=True)
+        """One event, stamped; a text of several lines (a question, an answer) is printed whole, indented."""
+        if self.quiet:
+            return
+        stamp = f"{time.monotonic() - self.started:7.1f}s  "
+        first, *rest = text.splitlines() or [""]
+        lines = [stamp + first, *(" " * len(stamp) + line if line else "" for line in rest)]
+        print("\n".join(lines), file=self.stream, flush=True)
 
     @contextmanager
     def running(self, text: str) -> Iterator[None]:
@@ -149,7 +167,7 @@ class LocalShell:
 
     def send(self, run_id: str, make: Callable[[Run], Event], drive: bool = True) -> Run:
         """Apply a person's event (approve, resume, stop...) and, unless told not to, drive the run on."""
-        run = self.store.load(run_id)
+        run = self.notice_merge(self.store.load(run_id))
         graph = self.graph_of(run)
         if isinstance(make(run), Resume) and run.status is Status.RUNNING:
             self._check_not_busy(run_id)
@@ -194,7 +212,7 @@ class LocalShell:
 
     def execute(self, run: Run, graph: Graph, effect: Effect) -> missions.Done | None:
         if isinstance(effect, DispatchMission):
-            return self._mission(run, effect)
+            return self._mission(run, graph, effect)
         if isinstance(effect, AskDecision):
             self.progress.line(f"{effect.stage} · decision #{effect.seq} among {', '.join(effect.labels)}")
             return missions.decide(run, effect, self.config, worktree(self.repo, run.branch, run.id))
@@ -202,32 +220,69 @@ class LocalShell:
             return missions.advise(run, effect, self.config, worktree(self.repo, run.branch, run.id))
         if isinstance(effect, OpenGate):
             return self._gate(run, effect)
+        if isinstance(effect, PostMessage) and effect.kind == "question":
+            return self._question(run, effect)
         self._show(effect)
         return None
 
-    def _mission(self, run: Run, effect: DispatchMission) -> missions.Done:
+    def _mission(self, run: Run, graph: Graph, effect: DispatchMission) -> missions.Done:
         if self.store.load(run.id).stop_requested:
             return missions.skipped(run, effect)
+        keep = self._session_keeper(run.id, graph, effect.seq)
         with self.progress.running(f"{effect.stage} · mission #{effect.seq} ({effect.kind.value})"):
-            return missions.run_mission(self.repo, run, effect, self.config)
+            return missions.run_mission(self.repo, run, effect, self.config, keep)
+
+    def _session_keeper(self, run_id: str, graph: Graph, seq: int) -> Callable[[str], None]:
+        """Save the agent's session id in the in-flight record the moment the agent reveals it, so that a
+        resume after this process dies continues that session (SPEC J3)."""
+
+        def keep(session_id: str) -> None:
+            event = SessionStarted(
+                key=f"{run_id}/mission/{seq}/session/{session_id}", at=missions.now(), seq=seq, session_id=session_id
+            )
+            try:
+                self.apply(run_id, graph, lambda _run: event)
+            except InterlockError as exc:
+                self.progress.line(f"mission #{seq}: the agent's session {session_id} was not recorded: {exc}")
+
+        return keep
 
     def _gate(self, run: Run, effect: OpenGate) -> missions.Done | None:
         self.progress.line(f"{effect.stage} · gate open: {effect.verdict} waits for a person")
         if self.gates is not GateMode.ASK or self.ask is None:
             return None
-        answer = self.ask(f"Gate at {effect.stage} ({effect.verdict}). [a]pprove, [m]end, or [s]top? ").strip()
-        key = f"{run.id}/gate/{effect.mission}/{run.version}"
-        if answer.lower() in ("a", "approve", "y", "yes"):
+        current = self.store.load(run.id)
+        view = gate_answer(current, self.store, screen_lines())
+        shown = f"{render_gate_answer(view)}\n\n" if view is not None else ""
+        answer = self.ask(f"{shown}Gate at {effect.stage} ({effect.verdict}). [a]pprove, [m]end, or [s]top? ")
+        key = f"{run.id}/gate/{effect.mission}/{current.version}"
+        if answer.strip().lower() in ("a", "approve", "y", "yes"):
             note = self.ask("Note for the next steps (optional): ").strip()
             return missions.Done(GateApproved(key=key, at=missions.now(), note=note, by=_user()), {})
-        if answer.lower() in ("m", "amend"):
+        if answer.strip().lower() in ("m", "amend"):
             note = self.ask("What should change? ").strip()
             return missions.Done(GateAmended(key=key, at=missions.now(), note=note, by=_user()), {})
         return None
 
+    def _question(self, run: Run, effect: PostMessage) -> missions.Done | None:
+        """A NEEDS_INPUT answer (SPEC V6): its questions in full; in ask mode the person answers right here."""
+        if self.gates is not GateMode.ASK or self.ask is None:
+            self._show(effect)
+            return None
+        current = self.store.load(run.id)
+        self.progress.line(f"{current.stage} · question for a person")
+        answer = self.ask(
+            f"Stage {current.stage} asks:\n{current.questions}\n\n"
+            f"Your answer (empty: answer later with `interlock answer {run.id} --text T`): "
+        ).strip()
+        if not answer:
+            return None
+        key = f"{run.id}/answer/{current.version}"
+        return missions.Done(InputAnswered(key=key, at=missions.now(), text=answer, by=_user()), {})
+
     def _show(self, effect: Effect) -> None:
         if isinstance(effect, PostMessage):
-            self.progress.line(effect.text.splitlines()[0] if effect.text else effect.kind)
+            self.progress.line(effect.text or effect.kind)
         elif isinstance(effect, Escalate):
             self.progress.line(f"stopped: {effect.reason.code.value} at {effect.reason.stage}: {effect.reason.message}")
         elif isinstance(effect, FileRequest):
@@ -256,11 +311,15 @@ class LocalShell:
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         with self._lock_path(run_id).open("a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.seek(0)
-                raise RunBusy(run_id, handle.read().strip() or "?") from None
+            for attempt in range(LOCK_TRIES):
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if attempt == LOCK_TRIES - 1:
+                        handle.seek(0)
+                        raise RunBusy(run_id, handle.read().strip() or "?") from None
+                    time.sleep(0.02)
             handle.seek(0)
             handle.truncate()
             handle.write(str(os.getpid()))
@@ -270,6 +329,47 @@ class LocalShell:
     def _check_not_busy(self, run_id: str) -> None:
         with self.lock(run_id):
             pass
+
+    def runner(self, run: Run) -> str:
+        """Who drives the run: ``live (pid N)`` while a process holds its lock; ``stopped`` when the record
+        says running but no process does (the runner was killed or its machine lost: only ``resume`` moves
+        it on); ``none`` when nothing needs to run, or the run is driven elsewhere (GitHub Actions)."""
+        if run.request.origin not in LOCAL_ORIGINS:
+            return "none"
+        holder = self._lock_holder(run.id)
+        if holder is not None:
+            return f"live (pid {holder})"
+        return "stopped" if run.status is Status.RUNNING else "none"
+
+    def _lock_holder(self, run_id: str) -> str | None:
+        """The pid of the process holding the run's lock, without taking it for more than an instant."""
+        path = self._lock_path(run_id)
+        if not path.exists():
+            return None
+        with path.open("r") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return handle.read().strip() or "?"
+        return None
+
+    def notice_merge(self, run: Run) -> Run:
+        """SPEC GH6 on a local run: once its branch is merged into the base, the run is done — the engine's
+        Merged event, as the App applies on GitHub, keyed by the base's head so it is recorded once."""
+        if run.status is not Status.AWAITING_MERGE or run.request.origin not in LOCAL_ORIGINS:
+            return run
+        base_head = merged_into_base(self.repo, run.branch, run.base)
+        if base_head is None:
+            return run
+        event = Merged(key=f"{run.id}/merged/{base_head}", at=missions.now())
+        try:
+            with self.lock(run.id):
+                run, _ = self.apply(run.id, self.graph_of(run), lambda _run: event)
+                remove_worktree(self.repo, run.id)
+        except (RunBusy, RunFinished):
+            return self.store.load(run.id)
+        self.progress.line(f"run {run.id}: {run.branch} was merged into {run.base} ({base_head[:12]}): done")
+        return run
 
 
 def stop_event(run: Run) -> Event:

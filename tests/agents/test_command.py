@@ -266,6 +266,15 @@ def test_the_usage_file_is_read_into_usage_model_and_session(tmp_path: Path, wor
     assert outcome.session_id == "sess-9"
 
 
+def test_a_null_cost_in_the_usage_file_is_an_unknown_cost(tmp_path: Path, workdir: Path) -> None:
+    # SPEC P3: an agent that cannot tell its cost says null; that is unknown, never $0
+    report = {"calls": 1, "input_tokens": 10, "output_tokens": 2, "cost_usd": None}
+    call = make_call(workdir, env={"USAGE_BYTES": json.dumps(report)})
+    outcome = python_agent(tmp_path, USAGE_WRITER).run(call)
+    assert outcome.status is MissionStatus.DONE and outcome.answer == "the answer\n"
+    assert outcome.usage.cost_usd is None and outcome.usage.input_tokens == 10
+
+
 def test_without_a_usage_file_the_call_model_and_session_are_kept(tmp_path: Path, workdir: Path) -> None:
     # ARCHITECTURE agent protocol: usage is optional ("it may write"); SPEC J3 keeps the session id
     agent = shell_agent(tmp_path, "cat >/dev/null\necho ok\n")

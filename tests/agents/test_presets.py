@@ -41,25 +41,59 @@ def option(name):
     return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else None
 """
 
-FAKE_CLAUDE = """
-if "-p" not in argv or option("--output-format") != "json":
-    refuse("claude: expected -p --output-format json")
+# The fakes print the tools' real event shapes (Claude Code's stream-json, Codex's exec --json events). With
+# FAKE_WAIT_FOR set, they stop after the event that names the session until that file exists: only a preset
+# that passes the session id on while the agent still runs can let them finish.
+WAIT = """
+import time
+
+def wait_if_asked():
+    sys.stdout.flush()
+    path = os.environ.get("FAKE_WAIT_FOR")
+    deadline = time.monotonic() + 10
+    while path and not os.path.exists(path):
+        if time.monotonic() > deadline:
+            refuse("fake: the session id was not passed on while the agent ran")
+        time.sleep(0.02)
+"""
+
+FAKE_CLAUDE = (
+    WAIT
+    + """
+if "-p" not in argv or option("--output-format") != "stream-json":
+    refuse("claude: expected -p --output-format stream-json")
+if "--verbose" not in argv:
+    refuse("Error: When using --print, --output-format=stream-json requires --verbose")
 if not stdin:
     refuse("claude: no prompt on stdin")
 save()
-sys.stdout.write(os.environ.get("FAKE_STDOUT", json.dumps({
-    "type": "result",
-    "subtype": "success",
-    "is_error": False,
-    "result": "Looks good.\\nVERDICT: PASS",
-    "session_id": "claude-session-1",
-    "total_cost_usd": 0.0375,
-    "usage": {"input_tokens": 1500, "output_tokens": 210},
-})))
+if "FAKE_STDOUT" in os.environ:
+    sys.stdout.write(os.environ["FAKE_STDOUT"])
+    sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
+session = os.environ.get("FAKE_SESSION", "claude-session-1")
+model = "claude-sonnet-4-5-20250929"
+print(json.dumps({"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": session,
+                  "tools": ["Read", "Edit", "Bash"], "mcp_servers": [], "model": model,
+                  "permissionMode": "default", "apiKeySource": "ANTHROPIC_API_KEY"}))
+wait_if_asked()
+print(json.dumps({"type": "assistant", "session_id": session, "parent_tool_use_id": None,
+                  "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+                              "content": [{"type": "text", "text": "Reading the diff."}],
+                              "usage": {"input_tokens": 900, "output_tokens": 40}}}))
+if os.environ.get("FAKE_NO_RESULT"):
+    sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 2300,
+                  "duration_api_ms": 2100, "num_turns": 2, "result": "Looks good.\\nVERDICT: PASS",
+                  "session_id": session, "total_cost_usd": 0.0375,
+                  "usage": {"input_tokens": 1500, "cache_creation_input_tokens": 0,
+                            "cache_read_input_tokens": 0, "output_tokens": 210}}))
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 """
+)
 
-FAKE_CODEX = """
+FAKE_CODEX = (
+    WAIT
+    + """
 if not argv or argv[0] != "exec":
     refuse("codex: expected the exec subcommand")
 if argv[-1] != "-" or not stdin:
@@ -71,21 +105,24 @@ if last is None:
     refuse("codex: expected --output-last-message FILE")
 record["last_message_file"] = last
 save()
+thread = argv[2] if argv[1:2] == ["resume"] else os.environ.get("FAKE_SESSION", "thread-77")
+print("codex banner that is not json")
+print(json.dumps({"type": "thread.started", "thread_id": thread}))
+wait_if_asked()
 if os.environ.get("FAKE_WRITE_LAST", "1") == "1":
     with open(last, "w", encoding="utf-8") as handle:
         handle.write("Final answer from the last-message file.\\nVERDICT: PASS")
 events = [
-    {"type": "thread.started", "thread_id": "thread-77"},
     {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "i0", "type": "reasoning", "text": "thinking it over"}},
-    {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "streamed message"}},
+    {"type": "item.completed", "item": {"id": "item_0", "type": "reasoning", "text": "thinking it over"}},
+    {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "streamed message"}},
     {"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 40, "output_tokens": 7}},
-    {"type": "turn.completed", "usage": {"input_tokens": 50, "output_tokens": 3}},
+    {"type": "turn.completed", "usage": {"input_tokens": 50, "cached_input_tokens": 0, "output_tokens": 3}},
 ]
-print("codex banner that is not json")
 for event in events:
     print(json.dumps(event))
 """
+)
 
 FAKE_AIDER = """
 message_file = option("--message-file")
@@ -105,7 +142,8 @@ def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     for name, body in (("claude", FAKE_CLAUDE), ("codex", FAKE_CODEX), ("aider", FAKE_AIDER)):
         script = folder / name
-        script.write_text(f"#!{sys.executable}\n" + textwrap.dedent(COMMON) + textwrap.dedent(body), encoding="utf-8")
+        text = f"#!{sys.executable}\n" + textwrap.dedent(COMMON) + textwrap.dedent(body)
+        script.write_text(text, encoding="utf-8")
         script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     return folder
@@ -151,15 +189,16 @@ def option(argv: list[str], name: str) -> str | None:
 # --- Claude Code -------------------------------------------------------------------------------------
 
 
-def test_claude_runs_in_print_mode_with_json_output_and_the_prompt_on_stdin(
+def test_claude_runs_in_print_mode_with_stream_json_output_and_the_prompt_on_stdin(
     fake_bin: Path, workdir: Path, record_file: Path
 ) -> None:
-    # ARCHITECTURE agent protocol: presets translate it for known agent CLIs (claude -p --output-format json)
+    # ARCHITECTURE agent protocol: presets translate it (claude -p --output-format stream-json --verbose)
     outcome = ClaudeAgent().run(make_call(workdir, record_file))
     seen = recorded(record_file)
     assert outcome.status is MissionStatus.DONE, outcome.answer
     assert "-p" in seen["argv"]
-    assert option(seen["argv"], "--output-format") == "json"
+    assert option(seen["argv"], "--output-format") == "stream-json"
+    assert "--verbose" in seen["argv"]
     assert seen["stdin"] == PROMPT
     assert Path(seen["cwd"]).resolve() == workdir.resolve()
     assert "--model" not in seen["argv"]
@@ -200,17 +239,61 @@ def test_claude_resumes_only_a_resume_mission_with_a_session(
         assert "--resume" not in argv
 
 
-def test_claude_json_result_gives_answer_session_cost_and_tokens(
+def test_claude_result_event_gives_answer_session_cost_and_tokens(
     fake_bin: Path, workdir: Path, record_file: Path
 ) -> None:
     # SPEC P3: real usage reported (tokens, USD); SPEC J3: the agent's own session id is kept
-    outcome = ClaudeAgent().run(make_call(workdir, record_file, model="m"))
+    outcome = ClaudeAgent().run(make_call(workdir, record_file))
     assert outcome.status is MissionStatus.DONE
     assert outcome.answer == "Looks good.\nVERDICT: PASS"
     assert outcome.session_id == "claude-session-1"
     assert outcome.usage.cost_usd == pytest.approx(0.0375)
+    assert outcome.usage.estimated is False
     assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (1500, 210)
     assert outcome.usage.calls == 1
+    assert outcome.model == "claude-sonnet-4-5-20250929"  # from the init event
+
+
+def test_claude_passes_the_session_id_on_while_it_still_runs(
+    fake_bin: Path, workdir: Path, record_file: Path, tmp_path: Path
+) -> None:
+    # SPEC J3: the session id is known before the mission ends, so a killed mission can be resumed in it
+    go = tmp_path / "go"
+    seen: list[str] = []
+
+    def keep(session: str) -> None:
+        seen.append(session)
+        go.touch()  # the fake prints its init event, then waits for this file before going on
+
+    call = make_call(workdir, record_file, env={"FAKE_WAIT_FOR": str(go), "FAKE_SESSION": "4b1e-sid"}, on_session=keep)
+    outcome = ClaudeAgent().run(call)
+    assert outcome.status is MissionStatus.DONE, outcome.answer
+    assert seen == ["4b1e-sid"]  # once, though every later event repeats it
+    assert outcome.session_id == "4b1e-sid"
+
+
+def test_claude_a_session_that_cannot_be_recorded_is_noted_and_the_mission_goes_on(
+    fake_bin: Path, workdir: Path, record_file: Path
+) -> None:
+    # SPEC J3: keeping the session id helps a later resume; failing to keep it fails nothing
+    def broken(session: str) -> None:
+        raise OSError("disk full")
+
+    outcome = ClaudeAgent().run(make_call(workdir, record_file, on_session=broken))
+    assert outcome.status is MissionStatus.DONE
+    assert outcome.answer.startswith("Looks good.\nVERDICT: PASS")
+    assert "the session id claude-session-1 could not be recorded: OSError: disk full" in outcome.answer
+
+
+def test_claude_without_a_result_event_answers_with_its_last_message(
+    fake_bin: Path, workdir: Path, record_file: Path
+) -> None:
+    # SPEC E1: a mission cut short is not done; its cause is what the agent last said, not raw JSON lines
+    call = make_call(workdir, record_file, env={"FAKE_NO_RESULT": "1", "FAKE_EXIT": "1"})
+    outcome = ClaudeAgent().run(call)
+    assert outcome.status is MissionStatus.FAILED
+    assert outcome.answer == "Reading the diff."
+    assert outcome.session_id == "claude-session-1"
 
 
 def test_claude_output_that_is_not_json_is_the_answer_as_is(fake_bin: Path, workdir: Path, record_file: Path) -> None:
@@ -257,6 +340,25 @@ def test_codex_exec_with_json_events_last_message_file_and_prompt_on_stdin(
     assert not last.is_relative_to(workdir.resolve())
     assert list(workdir.iterdir()) == []
     assert outcome.agent == "codex"
+
+
+def test_codex_passes_the_thread_id_on_while_it_still_runs(
+    fake_bin: Path, workdir: Path, record_file: Path, tmp_path: Path
+) -> None:
+    # SPEC J3: the thread.started event names the session before the mission ends
+    go = tmp_path / "go"
+    seen: list[str] = []
+
+    def keep(session: str) -> None:
+        seen.append(session)
+        go.touch()
+
+    env = {"FAKE_WAIT_FOR": str(go), "FAKE_SESSION": "0199a213-81c0"}
+    call = make_call(workdir, record_file, env=env, on_session=keep)
+    outcome = CodexAgent().run(call)
+    assert outcome.status is MissionStatus.DONE, outcome.answer
+    assert seen == ["0199a213-81c0"]
+    assert outcome.session_id == "0199a213-81c0"
 
 
 def test_codex_reads_answer_from_last_message_session_from_thread_and_sums_usage(

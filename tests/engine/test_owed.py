@@ -3,7 +3,9 @@
 The property: every effect a transition emits can be said again from the record it saved — so a shell that
 saved the record and then failed can carry the effect out on redelivery, from the record alone. The only
 exceptions are words the record does not keep (who merged or abandoned a run), and the one-off note of a
-mission's prompt other than a re-ask's (the job reads the order stored with the transition).
+mission's prompt other than a re-ask's (the job reads the order stored with the transition). The random walk
+also goes through re-asks, whose answers the context does not keep: a question asked there is said again
+from the questions the record keeps.
 """
 
 from __future__ import annotations
@@ -81,19 +83,15 @@ def signature(effect: Effect) -> tuple[Any, ...]:
     return (type(effect).__name__, *astuple(effect))
 
 
-def said_again(effect: Effect, run: Run) -> bool:
-    """Whether the record keeps the words of ``effect``: not who merged or abandoned, nor the answer of a
-    re-ask (the context keeps only its verdict line; its mission record keeps the rest)."""
-    if isinstance(effect, PostMessage) and effect.kind in ("done", "cancelled"):
-        return False
-    asked_by_reask = run.missions and run.missions[-1].kind is MissionKind.REASK
-    return not (isinstance(effect, PostMessage) and effect.kind == "question" and asked_by_reask)
+def said_again(effect: Effect) -> bool:
+    """Whether the record keeps the words of ``effect``: not who merged or abandoned a run."""
+    return not (isinstance(effect, PostMessage) and effect.kind in ("done", "cancelled"))
 
 
 def assert_owed(run: Run, graph_: Graph, emitted: list[Effect]) -> None:
     owed = [signature(effect) for effect in owed_effects(run, graph_)]
     for effect in emitted:
-        if said_again(effect, run):
+        if said_again(effect):
             assert signature(effect) in owed, (run.status, effect, owed)
 
 
