@@ -67,6 +67,7 @@ def test_each_fixture_set_carries_its_licence_and_says_where_it_came_from() -> N
         data = [p for p in folder.rglob("*") if p.is_file() and p.name not in ("LICENSE", "SOURCE.json")]
         assert "Permission is hereby granted" in (folder / "LICENSE").read_text() and source["license"] == "MIT"
         assert source["files"] == len(data) and re.fullmatch(r"\d{4}-\d\d-\d\d", source["refreshed"])
+        assert source["upstream"].startswith("github.com/")
         assert source.get("version") or re.fullmatch(r"[0-9a-f]{40}", source.get("commit", ""))
     openapi = json.loads((GITHUB / "openapi" / "SOURCE.json").read_text())
     assert openapi["version"] == PART["info"]["version"]

@@ -110,3 +110,15 @@ def test_an_installed_package_runs_the_demo_and_validates_its_library_outside_th
     report = run("interlock", "validate", library, cwd=work, env=env)
     assert report.splitlines()[-1] == f"{graphs} file(s): {graphs} valid, 0 invalid"
     assert not (work / "graphs").exists() and not list(work.iterdir())
+
+
+def test_a_checkout_finds_the_library_in_its_graphs_folder_after_the_override_and_the_working_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from app.graphset import library_dirs
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INTERLOCK_LIBRARY", str(tmp_path / "mine"))
+    assert library_dirs() == [tmp_path / "mine", tmp_path / "graphs", GRAPHS]
+    monkeypatch.delenv("INTERLOCK_LIBRARY")
+    assert library_dirs() == [tmp_path / "graphs", GRAPHS]
