@@ -126,6 +126,8 @@ def test_an_override_on_resume_is_used_recorded_and_stays_in_force(tmp_path: Pat
     assert bench.json("approve", "r1")["status"] == "awaiting_input"
     assert bench.marks() == ["1 a", "2 b", "3 b"]
     assert [m["agent"] for m in bench.json("journey", "r1")] == [A, B, B]
+    recorded = bench.json("status", "r1")
+    assert recorded["launch"]["agents"]["default"] == A and recorded["relaunches"] == resumed["relaunches"]
     status = bench.interlock("status", "r1").stdout
     assert f"agents   default {B}\n" in status and "set by `resume` (agent)" in status
 
