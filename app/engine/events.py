@@ -8,7 +8,7 @@ from datetime import datetime
 
 from app.engine.context import Tiers
 from app.engine.graph import Policy
-from app.engine.record import MissionStatus, Usage
+from app.engine.record import Launch, MissionStatus, Usage
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Event:
     at: datetime
     by: str = ""
     git: GitState | None = None
+    launch: Launch | None = None  # a start's launch, or a person's command overriding how the run goes on
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -106,7 +106,8 @@ def test_kill_9_mid_mission_then_resume_loses_nothing_and_repeats_nothing(tmp_pa
     os.killpg(runner.pid, signal.SIGKILL)  # the runner and its agent die at once, like a lost machine
     runner.wait(timeout=10)
     assert record(repo, "crash")["status"] == "running"
-    resumed = interlock("resume", "crash", "--agent", AGENT, "--json", env=env, repo=repo)
+    # SPEC J1: the agent is the one recorded at the start, which the kill -9 did not lose
+    resumed = interlock("resume", "crash", "--json", env=env, repo=repo)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)
     assert final["status"] == "awaiting_merge"
@@ -144,5 +145,5 @@ def test_stop_from_another_process_interrupts_at_the_next_check(tmp_path: Path) 
     assert final["status"] == "interrupted" and final["stage"] == "review" and final["reason"]["code"] == "stopped"
     assert [m["status"] for m in final["missions"]] == ["done"]
     assert not (tmp_path / "log" / "0002-review.txt").exists()
-    resumed = interlock("resume", "stopme", "--agent", AGENT, "--json", env=env, repo=repo)
+    resumed = interlock("resume", "stopme", "--json", env=env, repo=repo)
     assert json.loads(resumed.stdout)["status"] == "awaiting_merge"
