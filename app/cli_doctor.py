@@ -105,10 +105,11 @@ def _graphs(paths: list[Path]) -> tuple[list[tuple[str, Graph]], list[Finding]]:
     return graphs, found
 
 
-def _graph_finding(file: Path) -> Finding:
+def _graph_finding(path: Path) -> Finding:
+    file = _shown(path)
     fix = f"run `interlock validate {file}` and correct what it reports"
     try:
-        outcome = validate_file(file).validation
+        outcome = validate_file(path).validation
     except GraphFileError as exc:
         return error(FindingCode.GRAPH, str(file), exc.reason, fix)
     if not outcome.valid:
@@ -117,6 +118,14 @@ def _graph_finding(file: Path) -> Finding:
     return ok(
         FindingCode.GRAPH, str(file), f"valid, {len(outcome.warnings)} warning(s)" if outcome.warnings else "valid"
     )
+
+
+def _shown(path: Path) -> Path:
+    """A path as short as it can be said: relative to the current folder when it is inside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def github_findings(name: str) -> list[Finding]:

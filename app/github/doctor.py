@@ -177,12 +177,12 @@ def _config_fix(raw: bytes | None, default: str) -> str:
     except yaml.YAMLError:
         data = None
     meant = [
-        f"`{key}` for `{close[0]}`"
+        f"`{key}` to `{close[0]}`"
         for key in (data if isinstance(data, dict) else {})
         if key not in known and (close := difflib.get_close_matches(str(key), known, n=1))
     ]
-    hint = f"did you mean {', '.join(meant)}? " if meant else ""
-    return f"{hint}correct {CONFIG_PATH} on {default}; the keys are {', '.join(known)}"
+    hint = f"rename {', '.join(meant)} in" if meant else "correct"
+    return f"{hint} {CONFIG_PATH} on {default}; the keys are {', '.join(known)}"
 
 
 def workflow_findings(api: Installation, repo: str, branch: str, config: RepoConfig) -> list[Finding]:

@@ -9,18 +9,21 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import pytest
 import yaml
 
-from app.github.doctor import APP_PERMISSIONS, DISPATCH_INPUTS
+from app.github.client import GitHubApp
+from app.github.doctor import APP_PERMISSIONS, DISPATCH_INPUTS, check_repository
+from app.webhooks.handlers import Handlers
+from app.webhooks.router import Router
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub
 from tests.github.git_github import Loopback
 from tests.github.test_flows import World
-from tests.helpers import ROOT
+from tests.helpers import GRAPHS, ROOT
 from tests.webhooks.conftest import SECRET, pem_key
 
 REPO = "octo/app"
@@ -70,8 +73,11 @@ def doctor(fake: FakeGitHub, *args: str, **env: str) -> subprocess.CompletedProc
 
 
 def findings(result: subprocess.CompletedProcess[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    data = json.loads(result.stdout)
-    return {(item["code"], item["subject"]): item for item in data["findings"]}
+    """The findings by (code, subject); the first of several on one subject (all are in the JSON)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in json.loads(result.stdout)["findings"]:
+        found.setdefault((item["code"], item["subject"]), item)
+    return found
 
 
 def good_repository(fake: FakeGitHub) -> None:
@@ -86,11 +92,9 @@ def good_repository(fake: FakeGitHub) -> None:
 
 def test_a_ready_repository_has_no_finding_but_ok_and_exits_0(fake: FakeGitHub) -> None:
     good_repository(fake)
-    result = doctor(fake, "--github", REPO)
+    result = doctor(fake, "--github", REPO, "--json")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith(f"interlock doctor: {REPO} on GitHub")
-    assert "0 error(s), 0 warning(s)" in result.stdout
-    data = findings(doctor(fake, "--github", REPO, "--json"))
+    data = findings(result)
     assert {item["severity"] for item in data.values()} == {"ok"}
     for code in ("app-credentials", "app-installation", "app-permission", "app-event", "repository", "workflow-inputs"):
         assert any(found == code for found, _ in data), code
@@ -106,8 +110,11 @@ def test_a_broken_repository_gets_every_finding_with_its_fix(fake: FakeGitHub) -
     broken = {**good_files(), ".github/interlock.yml": "trigger_lable: go\n"}  # a typo: defaults apply
     workflow = yaml.safe_load(WORKFLOW)
     del workflow[True]["workflow_dispatch"]["inputs"]["stage"]
+    workflow[True]["workflow_dispatch"]["inputs"]["ticket"] = {"required": True, "type": "string"}
     broken[".github/workflows/interlock.yml"] = yaml.safe_dump(workflow)
-    broken[".github/interlock/graphs/bad.json"] = json.dumps({**GRAPH, "edges": [{"from": "build", "verdict": "PASS", "to": "nowhere"}]})
+    broken[".github/interlock/graphs/bad.json"] = json.dumps(
+        {**GRAPH, "edges": [{"from": "build", "verdict": "PASS", "to": "nowhere"}]}
+    )
     fake.seed_branch(REPO, "main", broken)  # no develop branch, no label
     assert fake.installation is not None
     fake.installation["permissions"]["actions"] = "read"
@@ -130,9 +137,13 @@ def test_a_broken_repository_gets_every_finding_with_its_fix(fake: FakeGitHub) -
         assert found[key]["severity"] == "error" and words in found[key]["message"], found[key]
         assert found[key]["fix"], key
     assert found[("repo-config", ".github/interlock.yml on main")]["fix"].startswith(
-        "did you mean `trigger_lable` for `trigger_label`?"
+        "rename `trigger_lable` to `trigger_label` in .github/interlock.yml on main"
     )
     assert "gh label create" in found[("trigger-label", "feature-request")]["fix"]
+    everything = json.loads(result.stdout)
+    assert everything["ok"] is False
+    assert any("requires the input `ticket`" in item["message"] for item in everything["findings"])
+    assert found[("graph", "default_graph feature")]["message"] == "from the bundled library"  # the defaults
     assert "Actions to Write" in found[("app-permission", "actions")]["fix"]
     assert found[("workflow-file", ".github/workflows/interlock.yml on develop")]["fix"].startswith("copy Interlock's")
     assert fake.problems == []
@@ -146,33 +157,72 @@ def test_the_text_report_shows_each_fix_under_its_finding(fake: FakeGitHub) -> N
     lines = result.stdout.splitlines()
     label = next(i for i, line in enumerate(lines) if line.startswith("error") and "trigger-label" in line)
     assert lines[label + 1].strip().startswith("fix: create it (`gh label create")
+    assert lines[0] == f"interlock doctor: {REPO} on GitHub" and lines[-1] == "3 error(s), 1 warning(s), 9 ok"
 
 
-def test_not_installed_bad_credentials_and_unreachable_api_are_findings(fake: FakeGitHub, tmp_path: Path) -> None:
-    fake.installation = None
-    missing = findings(doctor(fake, "--github", REPO, "--json"))
-    item = missing[("app-installation", REPO)]
-    assert item["severity"] == "error" and "/apps/interlock-app/installations/new" in item["fix"]
-    fake.fail("GET", "/app", 401)
-    refused = findings(doctor(fake, "--github", REPO, "--json"))
-    assert "401" in refused[("app-credentials", "app 12345")]["message"]
+def in_process(fake: FakeGitHub, settings: ServiceSettings) -> dict[tuple[str, str], dict[str, Any]]:
+    """The same checks without a process: the stand-in behind an httpx transport (faster, same requests)."""
+    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=fake.transport())
+    events = {event for event, _ in Handlers(app, []).register(Router()).handlers}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for finding in check_repository(app, REPO, [GRAPHS], events):
+        found.setdefault((finding.code.value, finding.subject), finding.to_json())
+    return found
+
+
+def test_credentials_and_the_api_address_are_checked_first(fake: FakeGitHub) -> None:
     nowhere = doctor(fake, "--github", REPO, "--json", GITHUB_API_URL="http://127.0.0.1:9/api/v3")
     assert nowhere.returncode == 1
     assert findings(nowhere)[("github-api", "http://127.0.0.1:9/api/v3")]["fix"].startswith("check GITHUB_API_URL")
     unset = doctor(fake, "--github", REPO, GITHUB_APP_ID="", GITHUB_WEBHOOK_SECRET="")
     assert unset.returncode == 1 and "GITHUB_APP_ID (or GITHUB_APP_CLIENT_ID) is not set" in unset.stdout
-    assert "GITHUB_WEBHOOK_SECRET is not set" in unset.stdout
+    assert "GITHUB_WEBHOOK_SECRET is not set" in unset.stdout and "app-installation" not in unset.stdout
+
+
+def test_a_missing_webhook_secret_is_reported_and_the_checks_go_on(fake: FakeGitHub) -> None:
+    good_repository(fake)
+    no_secret = findings(doctor(fake, "--github", REPO, "--json", GITHUB_WEBHOOK_SECRET=""))
+    assert no_secret[("app-credentials", "environment")]["message"].startswith("GITHUB_WEBHOOK_SECRET is not set")
+    assert no_secret[("trigger-label", "feature-request")]["severity"] == "ok"  # the API checks still ran
     bad = doctor(fake, "--github", "not a repo")
     assert bad.returncode == 2 and "--github takes OWNER/NAME" in bad.stderr
 
 
-def test_runner_labels_that_cannot_be_listed_are_said_unchecked(fake: FakeGitHub) -> None:
+def test_installation_missing_suspended_or_credentials_refused(fake: FakeGitHub, settings: ServiceSettings) -> None:
     good_repository(fake)
-    assert fake.installation is not None
+    installation = fake.installation
+    fake.installation = None
+    item = in_process(fake, settings)[("app-installation", REPO)]
+    assert item["severity"] == "error"  # the install page is on the host of GITHUB_API_URL (GitHub Enterprise Server)
+    assert "(http://github.test/apps/interlock-app/installations/new)" in item["fix"]
+    fake.installation = {**(installation or {}), "suspended_at": "2025-01-01T00:00:00Z"}
+    suspended = in_process(fake, settings)[("app-installation", REPO)]
+    assert suspended["severity"] == "error" and "suspended" in suspended["message"]
+    assert suspended["fix"].startswith("unsuspend")
+    fake.fail("GET", "/app", 401)
+    refused = in_process(fake, settings)
+    assert "401" in refused[("app-credentials", "app 12345")]["message"] and len(refused) == 1
+    assert fake.problems == []
+
+
+def test_runners_unlisted_offline_or_ignored_by_the_workflow_are_warnings(
+    fake: FakeGitHub, settings: ServiceSettings
+) -> None:
+    good_repository(fake)
+    assert fake.installation is not None and fake.runners is not None
+    fake.runners[0]["status"] = "offline"
+    fixed = WORKFLOW.replace("${{ fromJSON(inputs.runner) }}", "ubuntu-latest")
+    fake.seed_branch(REPO, "develop", {**good_files(), ".github/workflows/interlock.yml": fixed})
+    result = doctor(fake, "--github", REPO, "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["ok"] is True  # warnings alone: exit 0
+    found = findings(result)
+    assert "are all offline" in found[("runner-labels", "runners.coding")]["message"]
+    ignored = found[("workflow-runner", ".github/workflows/interlock.yml on develop")]
+    assert ignored["severity"] == "warning" and "never reads `inputs.runner`" in ignored["message"]
     del fake.installation["permissions"]["administration"]
-    item = findings(doctor(fake, "--github", REPO, "--json"))[("runner-labels", "runners.coding")]
+    item = in_process(fake, settings)[("runner-labels", "runners.coding")]
     assert item["severity"] == "warning" and "could not be checked" in item["message"]
-    assert f"GET /repos/{REPO}/actions/runners" not in fake.calls()
+    assert fake.calls().count(f"GET /repos/{REPO}/actions/runners") == 1  # only while it was permitted
 
 
 def test_what_doctor_expects_is_what_the_service_uses(settings: ServiceSettings) -> None:

@@ -158,8 +158,21 @@ def test_doctor_checks_locally_and_exits_1_on_errors(repo: Path, tmp_path: Path)
     config.write_text("agent: demo\nteam:\n  roles:\n    - {name: dev, capabilities: [coding], agent: claude}\n")
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"name": "b", "entry": "nowhere", "nodes": [], "edges": []}))
-    args = ("doctor", "--repo", str(repo), "--config", str(config), "--graph", str(broken), "--json")
-    result = interlock(*args, env={"PATH": toolbox(tmp_path, "bin")})
+    checked = tmp_path / "checked.json"
+    checked.write_text(
+        json.dumps(
+            {
+                "name": "c",
+                "entry": "t",
+                "nodes": [{"stage": "t", "capability": "testing", "check": "lint_for_interlock --all"}],
+                "edges": [],
+            }
+        )
+    )
+    graphs = ("--graph", str(broken), "--graph", str(checked))
+    args = ("doctor", "--repo", str(repo), "--config", str(config), *graphs, "--json")
+    env = {"PATH": toolbox(tmp_path, "bin"), "INTERLOCK_TEST_COMMAND": "tests_for_interlock"}
+    result = interlock(*args, env=env)
     assert result.returncode == 1, result.stderr
     found = {(item["code"], item["subject"]): item for item in json.loads(result.stdout)["findings"]}
     assert found[("agent-program", "agent claude (role dev)")]["severity"] == "error"
@@ -170,7 +183,11 @@ def test_doctor_checks_locally_and_exits_1_on_errors(repo: Path, tmp_path: Path)
     )
     assert found[("base-branch", "base branch develop")]["severity"] == "ok"
     assert found[("git-version", "git")]["severity"] == "ok"
-    library = [item for (code, _), item in found.items() if code == "graph" and "/graphs/" in item["subject"]]
+    assert found[("check-program", "check `lint_for_interlock --all` (checked: t)")]["severity"] == "error"
+    library_check = next(item for (code, _), item in found.items() if "INTERLOCK_TEST_COMMAND" in item["subject"])
+    assert library_check["severity"] == "warning"  # the library's graphs matter only if they are run
+    assert library_check["message"] == "`tests_for_interlock` is not on PATH"
+    library = [item for (code, _), item in found.items() if code == "graph" and item["subject"].startswith("graphs/")]
     assert len(library) >= 6 and all(item["severity"] == "ok" for item in library)
     fixed = tmp_path / "fixed.yml"
     fixed.write_text("agent: demo\n")
