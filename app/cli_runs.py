@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from app.cli_doctor import check_calls, preflight_shell
 from app.engine import events as ev
 from app.engine.graph import Graph, Policy
 from app.engine.mermaid import draw_mermaid
@@ -159,6 +160,8 @@ def continue_run(
     """Apply a person's event to a run and drive it on, exactly as ``run`` does, with the agents the run was
     launched with (or what ``line`` overrides, recorded in the same transition); print where it stopped."""
     shell, relaunch = continuing_shell(repo, run_id, line, command, runs_agents=kind not in (ev.Deliver, ev.Abandon))
+    if kind not in (ev.Abandon, ev.Deliver):  # these call no agent
+        check_calls(shell, run_id)
     name = kind.__name__.lower()
     run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), launch=relaunch, **fields))
     emit_run(run, shell, as_json)
@@ -187,8 +190,16 @@ def register(cli: typer.Typer) -> None:
         text = request if request is not None else request_file.read_text(encoding="utf-8")  # type: ignore[union-attr]
         title, _, body = text.strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
-        shell, launch = launch_shell(repo, agent, config, gates, base, parse_policy(policy) if policy else None)
-        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id, launch), shell, as_json)
+        limits = parse_policy(policy) if policy else None
+        launched: list[Launch] = []
+
+        def make() -> LocalShell:
+            shell, launch = launch_shell(repo, agent, config, gates, base, limits)
+            launched[:] = [launch]
+            return shell
+
+        shell = preflight_shell(graph, repo, config, agent, base, make)
+        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1]), shell, as_json)
 
     def continue_with(name: str, doc: str, kind: type[ev.Event]) -> None:
         def command(
