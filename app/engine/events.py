@@ -13,7 +13,11 @@ from app.engine.record import MissionStatus, Usage
 
 @dataclass(frozen=True)
 class GitState:
-    """The delivery's git state, supplied by the shell so the engine can write a decision file (E2)."""
+    """The delivery's git state, supplied by the shell so the engine can write a decision file (E2).
+
+    ``ahead`` counts the branch's commits missing from its base, the empty start commit among them;
+    ``files_changed`` are the files the branch changes against the base (a diff from their merge base), so
+    commits that net to no change leave it empty. Only ``files_changed`` says the branch has work."""
 
     head: str = ""
     ahead: int = 0
