@@ -135,9 +135,11 @@ class DecisionReturned(Event):
 @dataclass(frozen=True, kw_only=True)
 class AdviceReturned(Event):
     """The advisor's answer: ``retry``, ``revise`` (with ``instruction``), ``escalate``, or ``None`` when it
-    was off, slow or unparseable — in which case the deterministic default stands (SPEC E4)."""
+    was off, slow or unparseable — in which case the deterministic default stands (SPEC E4). ``status`` is how
+    the advisor's call ended, for the record."""
 
     seq: int
     advice: str | None
     instruction: str = ""
     usage: Usage = field(default_factory=Usage)
+    status: MissionStatus = MissionStatus.DONE
