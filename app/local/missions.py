@@ -13,16 +13,15 @@ from pathlib import Path
 
 import git
 
-from app.agents.base import AgentCall, AgentOutcome
+from app.agents.base import AgentCall
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
-from app.engine.errors import InterlockError
 from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
 from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind, MissionStatus, Run
 from app.local.config import LocalConfig, agent_for, agent_from_spec
 from app.local.gitops import commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.runner.orders import parse_advice
-from app.runner.records import mission_record, run_check
+from app.runner.records import mission_record, run_advisor, run_check
 from app.store.journal import encode_json, mission_path
 
 
@@ -122,7 +121,7 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
     call = _side_call(
         run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, config.advisor_timeout_s
     )
-    outcome = _advisor_outcome(config.advisor, call)
+    outcome = run_advisor(config.advisor, call)
     discard_changes(workdir)
     advice, instruction = parse_advice(outcome.answer) if outcome.status is MissionStatus.DONE else (None, "")
     record = mission_record(run.id, effect.seq, effect.stage, MissionKind.ADVISOR, outcome, prompt=effect.question)
@@ -136,16 +135,6 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
         status=outcome.status,
     )
     return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
-
-
-def _advisor_outcome(spec: str | None, call: AgentCall) -> AgentOutcome:
-    """The advisor's outcome; a missing or unusable advisor is a failed call, never an exception."""
-    if not spec:
-        return AgentOutcome(status=MissionStatus.FAILED, answer="No advisor is configured.", agent="advisor")
-    try:
-        return agent_from_spec(spec).run(call)
-    except InterlockError as exc:
-        return AgentOutcome(status=MissionStatus.FAILED, answer=f"The advisor could not run: {exc}", agent=spec)
 
 
 def _role_model(config: LocalConfig, capability: str) -> str | None:
