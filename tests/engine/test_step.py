@@ -588,6 +588,7 @@ def test_record_grows_only_by_the_routing_lines_of_compacted_results() -> None:
         ({"work": {"humanGate": True}}, "plan", MissionStatus.DONE),  # would open a gate
         ({}, "VERDICT: MAYBE", MissionStatus.DONE),  # would re-ask (at review)
         ({}, "crash", MissionStatus.FAILED),  # would ask the advisor
+        ({"work": {"decide": True}}, "built", MissionStatus.DONE),  # would ask for a decision
     ],
 )
 def test_a_stop_requested_during_a_mission_wins_over_any_next_call(

@@ -57,6 +57,7 @@ def test_a_failed_mission_dispatches_the_advisor_named_in_the_repository_config(
         ("retry", MissionKind.RETRY, Status.RUNNING),
         ("revise\nBuild the smaller version first.", MissionKind.RETRY, Status.RUNNING),
         ("escalate", None, Status.FAILED),
+        ("revise", None, Status.FAILED),  # a revise without an instruction is no advice
         ("Hard to say.", None, Status.FAILED),  # nonsense: the default stands
     ],
 )
