@@ -269,7 +269,7 @@ def on_advice(t: Transition, event: AdviceReturned) -> None:
     if waiting is None or waiting.kind is not MissionKind.ADVISOR or waiting.seq != event.seq:
         raise StaleEvent(t.run.id, t.run.status.value, "AdviceReturned", f"no advice #{event.seq} is awaited")
     advice = (event.advice or "").strip().lower()
-    settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=advice or None)
+    settle(t, event.seq, status=event.status, usage=event.usage, verdict=advice or None)
     spend(t, MissionKind.ADVISOR, event.usage, accepted=advice in ("retry", "revise", "escalate"))
     t.run.waiting = None
     if advice == "retry":

@@ -4,6 +4,7 @@
 agent: claude                 # default agent for every role: a preset or any command line
 decide: "openai:gpt-4o-mini"  # the cheap model of decide nodes (default: the default agent)
 advisor: "./advise.sh"        # optional: asked once when a mission ends badly (SPEC E4)
+advisor_timeout_s: 60         # seconds the advisor may take; slower is no advice
 base: develop
 gates: ask                    # ask | approve | stop
 policy: {maxCalls: 30}
@@ -49,7 +50,8 @@ class LocalConfig(BaseModel):
 
     agent: str | None = None  # no default: the demo agent only when named (`interlock demo`, `--agent demo`)
     decide: str | None = None
-    advisor: str | None = None
+    advisor: str | None = Field(None, min_length=1)
+    advisor_timeout_s: float = Field(60.0, gt=0)
     base: str = "develop"
     gates: GateMode | None = None
     policy: Policy | None = None

@@ -90,6 +90,13 @@ def commit_work(path: Path, message: str) -> str | None:
     return str(tree.head.commit.hexsha)
 
 
+def discard_changes(path: Path) -> None:
+    """Put the worktree back to its head: what a call that must not edit (an advisor) left is dropped."""
+    tree = git.Repo(path)
+    tree.git.reset("--hard", "--quiet")
+    tree.git.clean("-d", "--force", "--quiet")
+
+
 def commits_between(path: Path, old: str, new: str) -> int:
     if old == new:
         return 0

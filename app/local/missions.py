@@ -18,7 +18,7 @@ from app.agents.base import AgentCall, AgentOutcome
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
 from app.engine.prompt import assemble_prompt
-from app.engine.record import MissionKind, MissionStatus, Run, Usage
+from app.engine.record import MissionKind, MissionStatus, Run
 from app.local.config import (
     WAYS_TO_NAME_AN_AGENT,
     ConfigError,
@@ -28,9 +28,9 @@ from app.local.config import (
     agent_spec,
     decide_spec,
 )
-from app.local.gitops import commit_work, commits_between, delivery_state, head_of, worktree
+from app.local.gitops import commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.runner.orders import parse_advice
-from app.runner.records import mission_record, run_check
+from app.runner.records import mission_record, run_advisor, run_check
 from app.runner.redact import Redactor
 from app.store.journal import encode_json, mission_path
 
@@ -142,18 +142,27 @@ def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) ->
 
 
 def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> Done:
-    """Ask the advisor once; off, slow or unparseable means no advice, and the default stands (SPEC E4)."""
-    advice, instruction, usage = None, "", Usage()
-    if config.advisor:
-        call = _side_call(run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, 60)
-        outcome = agent_from_spec(config.advisor, config.prices).run(call)
-        usage = outcome.usage
-        if outcome.status is MissionStatus.DONE:
-            advice, instruction = parse_advice(outcome.answer)
-    event = AdviceReturned(
-        key=effect.key, at=now(), seq=effect.seq, advice=advice, instruction=instruction, usage=usage
+    """Ask the advisor once, for ``advisor_timeout_s`` at most; an advisor that is off, slow, crashing or
+    unreadable gives no advice, and the default stands: the run goes to a person (SPEC E4). Its usage is the
+    ``advisor`` line of the ledger (P3). The advisor advises and edits nothing: whatever it changed in the
+    worktree is discarded, so the next mission's commit carries only that mission's work."""
+    call = _side_call(
+        run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, config.advisor_timeout_s
     )
-    return Done(event, {})
+    outcome = run_advisor(config.advisor, call, config.prices)
+    discard_changes(workdir)
+    advice, instruction = parse_advice(outcome.answer) if outcome.status is MissionStatus.DONE else (None, "")
+    record = mission_record(run.id, effect.seq, effect.stage, MissionKind.ADVISOR, outcome, prompt=effect.question)
+    event = AdviceReturned(
+        key=effect.key,
+        at=now(),
+        seq=effect.seq,
+        advice=advice,
+        instruction=instruction,
+        usage=outcome.usage,
+        status=outcome.status,
+    )
+    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
 
 
 def _role_model(config: LocalConfig, capability: str) -> str | None:

@@ -163,6 +163,7 @@ class LocalShell:
             policy=self.config.policy,
             tiers=self.config.context,
             autopilot=self.gates is GateMode.APPROVE,
+            advisor=bool(self.config.advisor),
         )
         run, effects = step(None, event, graph)
         files = {graph_path(run_id): encode_json(graph.to_json()), **self._files(run, effects)}

@@ -29,7 +29,7 @@ from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.orders import Order, read_order
-from app.runner.records import mission_record, run_check
+from app.runner.records import mission_record, run_advisor, run_check
 from app.runner.redact import Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
@@ -136,11 +136,7 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     base = remote.head()
     handoff.mkdir(parents=True, exist_ok=True)
     with agent_environment(env.get("INTERLOCK_READ_TOKEN")):
-        outcome = (
-            run_check(_call(run, order, settings), order.check)
-            if order.check
-            else (agent_from_spec(settings.agent).run(_call(run, order, settings)))
-        )
+        outcome = _work(run, order, settings)
     head = None
     if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR):
         remote.commit_all(f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
@@ -222,6 +218,17 @@ def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
         return read_order(json.loads(data))
     except ValueError as exc:
         raise JobError(f"the order of mission {seq} is unreadable: {exc}") from None
+
+
+def _work(run: Run, order: Order, settings: JobSettings) -> AgentOutcome:
+    """What the order asks for: the node's check, the advisor the order names (the repository's, written by
+    the service; SPEC E4), or the job's own agent. Each within the job's timeout."""
+    call = _call(run, order, settings)
+    if order.check:
+        return run_check(call, order.check)
+    if order.kind is MissionKind.ADVISOR:
+        return run_advisor(order.agent, call)
+    return agent_from_spec(settings.agent).run(call)
 
 
 def _call(run: Run, order: Order, settings: JobSettings) -> AgentCall:

@@ -147,3 +147,26 @@ def test_stop_from_another_process_interrupts_at_the_next_check(tmp_path: Path) 
     assert not (tmp_path / "log" / "0002-review.txt").exists()
     resumed = interlock("resume", "stopme", "--json", env=env, repo=repo)
     assert json.loads(resumed.stdout)["status"] == "awaiting_merge"
+
+
+def test_stop_from_another_process_during_the_last_mission_wins_over_the_end(tmp_path: Path) -> None:
+    # SPEC J4: the last review passes, but the stop asked while it ran wins: interrupted before `__end__`, and
+    # resuming goes to the end without running the review again
+    repo, env = setup(
+        tmp_path,
+        {"work": {"answer": "did it", "write": {"w.txt": "x"}}, "review": {"answer": "VERDICT: PASS", "sleep": 2}},
+    )
+    runner = start(tmp_path, repo, env, "stoplast")
+    wait_for(tmp_path / "log" / "0002-review.started")
+    stopped = interlock("stop", "stoplast", "--json", env=env, repo=repo)
+    assert stopped.returncode == 0, stopped.stderr
+    _, err = runner.communicate(timeout=60)
+    assert runner.returncode == 0, err
+    final = record(repo, "stoplast")
+    assert final["status"] == "interrupted" and final["stage"] == "__end__" and final["reason"]["code"] == "stopped"
+    assert [(m["stage"], m["status"], m["verdict"]) for m in final["missions"]][-1] == ("review", "done", "PASS")
+    resumed = interlock("resume", "stoplast", "--agent", AGENT, "--json", env=env, repo=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    after = json.loads(resumed.stdout)
+    assert after["status"] == "awaiting_merge" and after["mission_count"] == 2
+    assert sorted(p.name for p in (tmp_path / "log").glob("*.txt")) == ["0001-work.txt", "0002-review.txt"]
