@@ -6,8 +6,7 @@ FROM python:3.12-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    INTERLOCK_LIBRARY=/srv/interlock/graphs
+    PIP_DISABLE_PIP_VERSION_CHECK=1
 
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
@@ -20,11 +19,12 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/build/pyp
         > /tmp/build/requirements.txt \
     && pip install -r /tmp/build/requirements.txt
 
-# Then the project itself, installed without its source left behind, and the graph library.
+# Then the project itself, installed without its source left behind; the graph library is its package
+# data (app.library), found as every install finds it. tests/test_packaging.py builds from these COPY lines.
 COPY README.md LICENSE /tmp/build/
 COPY app /tmp/build/app
+COPY graphs /tmp/build/graphs
 RUN pip install --no-deps /tmp/build && rm -rf /tmp/build
-COPY graphs /srv/interlock/graphs
 
 USER interlock
 WORKDIR /srv/interlock

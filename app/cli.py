@@ -16,6 +16,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
@@ -254,6 +255,7 @@ def _report_graph_invalid(exc: GraphInvalid) -> None:
 
 
 register(cli)
+register_doctor(cli)
 
 
 def main() -> None:

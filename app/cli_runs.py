@@ -15,12 +15,21 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from app.cli_doctor import check_calls, preflight_shell
 from app.engine import events as ev
 from app.engine.graph import Graph, Policy
 from app.engine.mermaid import draw_mermaid
-from app.engine.record import Run
+from app.engine.record import Launch, Run
 from app.graphset import find_graph, library_dirs
-from app.local.config import GateMode, LocalConfig, load_config
+from app.local.config import ConfigError, GateMode, LocalConfig, load_config, missing_agent_problem
+from app.local.launch import (
+    CommandLine,
+    changed_config_note,
+    continue_launch,
+    launch_in_force,
+    make_launch,
+    read_config_file,
+)
 from app.local.missions import now
 from app.local.reports import (
     board_rows,
@@ -83,10 +92,50 @@ def make_shell(
         updates["base"] = base
     if policy is not None:
         updates["policy"] = policy
-    settings = settings.model_copy(update=updates)
+    return shell_with(repo, settings.model_copy(update=updates), gates or settings.gates)
+
+
+def shell_with(repo: Path, settings: LocalConfig, gates: GateMode | None) -> LocalShell:
+    """A shell driving runs with ``settings``; gates not chosen anywhere ask on a terminal, else stop."""
     interactive = sys.stdin.isatty()
-    mode = gates or settings.gates or (GateMode.ASK if interactive else GateMode.STOP)
+    mode = gates or (GateMode.ASK if interactive else GateMode.STOP)
     return LocalShell(repo, settings, mode, Progress(), ask=input if interactive else None)
+
+
+def launch_shell(
+    repo: Path, agent: str | None, config: Path | None, gates: GateMode | None, base: str | None, policy: Policy | None
+) -> tuple[LocalShell, Launch]:
+    """The shell of ``run`` and the launch it records: the configuration as resolved, the file and its hash."""
+    file = read_config_file(config) if config is not None else None
+    settings = file.config if file else LocalConfig()
+    updates = {"agent": agent, "base": base, "policy": policy}
+    settings = settings.model_copy(update={key: value for key, value in updates.items() if value is not None})
+    chosen = gates or settings.gates
+    source = (str(file.path), file.sha256) if file else (None, None)
+    return shell_with(repo, settings, chosen), make_launch(settings, chosen, source, "run", now())
+
+
+def continuing_shell(
+    repo: Path, run_id: str, line: CommandLine, command: str, runs_agents: bool = True
+) -> tuple[LocalShell, Launch | None]:
+    """The shell a continuing command drives ``run_id`` with: the launch recorded in the run, with what the
+    command line overrides; and that override, to record with the command's event (None if nothing)."""
+    reader = LocalShell(repo, LocalConfig())
+    run = reader.store.load(run_id)
+    settings, gates, relaunch = continue_launch(run, line, command, now())
+    recorded = launch_in_force(run)
+    note = changed_config_note(recorded) if recorded and line.config is None else None
+    if note:
+        typer.echo(note, err=True)
+    problem = missing_agent_problem(settings, reader.graph_of(run)) if runs_agents else None
+    if problem:
+        unrecorded = "" if recorded else " (it was started before Interlock recorded how runs are launched)"
+        raise ConfigError(f"run {run_id} cannot go on{unrecorded}: {problem}")
+    shell = shell_with(repo, settings, gates)
+    if relaunch is not None:
+        changed = ", ".join(relaunch.changed)
+        shell.progress.line(f"{command} overrides the run's {changed}, from now on")
+    return shell, relaunch
 
 
 def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
@@ -102,17 +151,19 @@ def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
 def continue_run(
     run_id: str,
     repo: Path,
-    agent: str | None,
-    config: Path | None,
-    gates: GateMode | None,
+    line: CommandLine,
+    command: str,
     as_json: bool,
     kind: type[ev.Event],
     **fields: Any,
 ) -> None:
-    """Apply a person's event to a run and drive it on, exactly as ``run`` does; print where it stopped."""
-    shell = make_shell(repo, agent, config, gates)
+    """Apply a person's event to a run and drive it on, exactly as ``run`` does, with the agents the run was
+    launched with (or what ``line`` overrides, recorded in the same transition); print where it stopped."""
+    shell, relaunch = continuing_shell(repo, run_id, line, command, runs_agents=kind not in (ev.Deliver, ev.Abandon))
+    if kind not in (ev.Abandon, ev.Deliver):  # these call no agent
+        check_calls(shell, run_id)
     name = kind.__name__.lower()
-    run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), **fields))
+    run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), launch=relaunch, **fields))
     emit_run(run, shell, as_json)
 
 
@@ -139,8 +190,16 @@ def register(cli: typer.Typer) -> None:
         text = request if request is not None else request_file.read_text(encoding="utf-8")  # type: ignore[union-attr]
         title, _, body = text.strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
-        shell = make_shell(repo, agent, config, gates, base, parse_policy(policy) if policy else None)
-        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id), shell, as_json)
+        limits = parse_policy(policy) if policy else None
+        launched: list[Launch] = []
+
+        def make() -> LocalShell:
+            shell, launch = launch_shell(repo, agent, config, gates, base, limits)
+            launched[:] = [launch]
+            return shell
+
+        shell = preflight_shell(graph, repo, config, agent, base, make)
+        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1]), shell, as_json)
 
     def continue_with(name: str, doc: str, kind: type[ev.Event]) -> None:
         def command(
@@ -151,7 +210,7 @@ def register(cli: typer.Typer) -> None:
             gates: GatesOpt = None,
             as_json: AsJson = False,
         ) -> None:
-            continue_run(run_id, repo, agent, config, gates, as_json, kind)
+            continue_run(run_id, repo, CommandLine(agent, config, gates), name, as_json, kind)
 
         command.__doc__ = doc
         cli.command(name)(command)
@@ -178,7 +237,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Resume a stopped, failed, escalated or waiting run (visit budgets re-armed)."""
-        continue_run(run_id, repo, agent, config, gates, as_json, ev.Resume, stage=at)
+        continue_run(run_id, repo, CommandLine(agent, config, gates), "resume", as_json, ev.Resume, stage=at)
 
     @cli.command("stop")
     def stop(
@@ -199,7 +258,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Approve the gate the run waits at."""
-        continue_run(run_id, repo, agent, config, gates, as_json, ev.GateApproved, note=note)
+        continue_run(run_id, repo, CommandLine(agent, config, gates), "approve", as_json, ev.GateApproved, note=note)
 
     @cli.command("amend")
     def amend(
@@ -212,7 +271,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Refuse the gate with amendments: the node runs again (no visit spent)."""
-        continue_run(run_id, repo, agent, config, gates, as_json, ev.GateAmended, note=note)
+        continue_run(run_id, repo, CommandLine(agent, config, gates), "amend", as_json, ev.GateAmended, note=note)
 
     @cli.command("answer")
     def answer(
@@ -225,7 +284,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Answer the questions of a run that waits for input."""
-        continue_run(run_id, repo, agent, config, gates, as_json, ev.InputAnswered, text=text)
+        continue_run(run_id, repo, CommandLine(agent, config, gates), "answer", as_json, ev.InputAnswered, text=text)
 
     @cli.command("route")
     def route(
@@ -238,7 +297,7 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Route a stopped run on a verdict of your choice from its current stage."""
-        continue_run(run_id, repo, agent, config, gates, as_json, ev.RouteChosen, verdict=verdict)
+        continue_run(run_id, repo, CommandLine(agent, config, gates), "route", as_json, ev.RouteChosen, verdict=verdict)
 
     register_reports(cli)
 

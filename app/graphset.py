@@ -6,6 +6,7 @@ judged on its own, so one broken file never hides the verdict on the others.
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from app.engine.validate import Issue, IssueCode, Validation, parse_graph, valid
 
 MAX_GRAPH_BYTES = 16 * 1024 * 1024
 SCHEMA_SUFFIX = ".schema.json"
+LIBRARY_PACKAGE = "app.library"  # graphs/ of the repository, mapped in pyproject.toml
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,23 @@ def load_team(path: Path) -> Team:
     return parse_team(data)
 
 
+def bundled_library() -> Path:
+    """The graph library that ships with Interlock.
+
+    An installed package (a wheel, ``pip install .``, the Docker image) carries the repository's
+    ``graphs/`` as the package data ``app.library``, found through ``importlib.resources`` wherever the
+    package is. An editable install or a bare checkout cannot import ``app.library`` (it is a folder
+    mapping, not a folder of ``app/``): there the library is the checkout's own ``graphs/``.
+    """
+    try:
+        anchor = importlib.resources.files(LIBRARY_PACKAGE) / "graph.schema.json"
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "graphs"
+    return Path(str(anchor)).parent  # pip installs unpack wheels: the package data is on the file system
+
+
 def library_dirs() -> list[Path]:
-    """Where bundled graphs are looked up: ``$INTERLOCK_LIBRARY`` (the action and the Docker image set it),
-    the current folder's ``graphs/``, then the project's own."""
+    """Where bundled graphs are looked up: ``$INTERLOCK_LIBRARY`` (an override; the action sets it), the
+    current folder's ``graphs/``, then the library that ships with Interlock."""
     extra = [Path(os.environ["INTERLOCK_LIBRARY"])] if os.environ.get("INTERLOCK_LIBRARY") else []
-    return [*extra, Path.cwd() / "graphs", Path(__file__).resolve().parent.parent / "graphs"]
+    return [*extra, Path.cwd() / "graphs", bundled_library()]

@@ -123,7 +123,7 @@ def test_commands_that_make_no_sense_explain_why(repo: Path) -> None:
 
 
 def test_missing_base_and_bad_options(repo: Path) -> None:
-    missing = interlock("run", GATED, "--request", "x", "--repo", str(repo), "--base", "trunk")
+    missing = interlock("run", GATED, "--request", "x", "--agent", AGENT, "--repo", str(repo), "--base", "trunk")
     assert missing.returncode == 2 and "base branch 'trunk' does not exist" in missing.stderr
     assert "git branch trunk" in missing.stderr
     policy = interlock("run", GATED, "--request", "x", "--repo", str(repo), "--policy", "max_calls=many")

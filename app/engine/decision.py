@@ -76,7 +76,9 @@ def decision_options(run: Run, graph: Graph) -> list[Option]:
 
 
 def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
-    """(option name, why) by rules: the cheapest choice that the facts support."""
+    """(option name, why) by rules: the cheapest choice that the facts support. The branch has work only when
+    it changes files against its base: its commits count for nothing when they net to no change, and every
+    run branch starts with an empty commit."""
     code = run.reason.code if run.reason else None
     last = run.missions[-1] if run.missions else None
     if git is not None and git.conflicts:
@@ -92,8 +94,11 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
             return f"route {hinted}", f"the last answer names `{hinted}`, which this stage can route"
         return "resume", "no usable verdict was given; re-run the stage"
     if code is ReasonCode.VISIT_BUDGET_EXHAUSTED:
-        if last and last.verdict and last.verdict.upper() == PASS and git is not None and git.ahead > 0:
-            return "deliver", "the last judgement passed and the branch has work: let a person review it"
+        passed = last is not None and (last.verdict or "").upper() == PASS
+        if passed and git is not None and git.files_changed:
+            return "deliver", "the last judgement passed and the branch changes files: let a person review it"
+        if passed and git is not None:
+            return "resume", "the last judgement passed, but the branch changes no file: there is nothing to deliver"
         return "resume", "the loop did not converge; read the judges' findings, amend if needed, then resume"
     if code in (
         ReasonCode.ATTEMPT_BUDGET_EXHAUSTED,
@@ -167,7 +172,7 @@ def _git_section(run: Run, git: GitState | None) -> list[str]:
     files = ", ".join(f"`{name}`" for name in git.files_changed[:20]) or "none"
     more = f" and {len(git.files_changed) - 20} more" if len(git.files_changed) > 20 else ""
     lines += [
-        f"- head `{git.head[:12] or '?'}`, {git.ahead} commit(s) ahead of `{run.base}`",
+        f"- head `{git.head[:12] or '?'}`, {git.ahead} commit(s) ahead of `{run.base}` (the empty start commit too)",
         f"- files changed: {files}{more}",
         f"- conflicts with base: {', '.join(git.conflicts) if git.conflicts else 'none'}",
     ]
@@ -178,8 +183,8 @@ def _alerts_section(run: Run, git: GitState | None) -> list[str]:
     alerts = []
     if git is not None and git.conflicts:
         alerts.append(f"the branch conflicts with `{run.base}` in {len(git.conflicts)} file(s)")
-    if git is not None and git.ahead == 0:
-        alerts.append("the branch has no work beyond its start commit")
+    if git is not None and not git.files_changed:
+        alerts.append(f"the branch changes no file against `{run.base}`: no work beyond its empty start commit")
     if run.ledger.accepted == 0 and run.ledger.attempts > 0:
         alerts.append(f"{run.ledger.attempts} attempt(s) made and no result accepted")
     if any(line.estimated for line in run.ledger.by_category.values()):

@@ -8,12 +8,16 @@ from datetime import datetime
 
 from app.engine.context import Tiers
 from app.engine.graph import Policy
-from app.engine.record import MissionStatus, Usage
+from app.engine.record import Launch, MissionStatus, Usage
 
 
 @dataclass(frozen=True)
 class GitState:
-    """The delivery's git state, supplied by the shell so the engine can write a decision file (E2)."""
+    """The delivery's git state, supplied by the shell so the engine can write a decision file (E2).
+
+    ``ahead`` counts the branch's commits missing from its base, the empty start commit among them;
+    ``files_changed`` are the files the branch changes against the base (a diff from their merge base), so
+    commits that net to no change leave it empty. Only ``files_changed`` says the branch has work."""
 
     head: str = ""
     ahead: int = 0
@@ -27,6 +31,7 @@ class Event:
     at: datetime
     by: str = ""
     git: GitState | None = None
+    launch: Launch | None = None  # a start's launch, or a person's command overriding how the run goes on
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,9 +145,11 @@ class DecisionReturned(Event):
 @dataclass(frozen=True, kw_only=True)
 class AdviceReturned(Event):
     """The advisor's answer: ``retry``, ``revise`` (with ``instruction``), ``escalate``, or ``None`` when it
-    was off, slow or unparseable — in which case the deterministic default stands (SPEC E4)."""
+    was off, slow or unparseable — in which case the deterministic default stands (SPEC E4). ``status`` is how
+    the advisor's call ended, for the record."""
 
     seq: int
     advice: str | None
     instruction: str = ""
     usage: Usage = field(default_factory=Usage)
+    status: MissionStatus = MissionStatus.DONE

@@ -233,7 +233,10 @@ def reask_or_escalate(t: Transition, waiting: Waiting, verdict: str | None) -> N
 
 
 def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
-    """Follow an edge, emit the node's event on PASS, honour a stop at mission return (SPEC J4)."""
+    """Follow an edge, emit the node's event on PASS, honour a stop at mission return (SPEC J4).
+
+    A stop wins over the end too: the run waits at ``__end__``, interrupted, its last result accepted; a
+    resume then reaches the end without running anything again."""
     stage = t.run.stage
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by)
     path = [*t.run.path, hop][-HOP_WINDOW:]
@@ -246,7 +249,7 @@ def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
     node = t.graph.node(stage) if t.graph.has_stage(stage) else None
     if node is not None and node.event and edge.verdict.upper() == PASS:
         t.emit(EmitEvent(node.event, stage))
-    if t.run.stop_requested and edge.target != END:
+    if t.run.stop_requested:
         t.run.stage = edge.target
         interrupt(t)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.engine.context import fence
 from app.engine.contract import selection_text
+from app.engine.graph import END
 
 END_TEXT = "The run reached the end: the pull request is ready for review and waits for a person to merge it."
 
@@ -29,6 +30,8 @@ def autopilot_text(stage: str, verdict: str) -> str:
 
 
 def stopped_text(stage: str) -> str:
+    if stage == END:
+        return "The run was stopped before its end, its last result accepted; resuming it goes to the end."
     return f"The run was stopped at `{stage}`; it can be resumed as it is."
 
 

@@ -204,20 +204,44 @@ class Waiting(Record):
     extra: str = ""
 
 
+class Launch(Record):
+    """How a run goes on: the agents, the configuration and the gates a shell drives it with (SPEC J1).
+
+    A local run is started by one command and continued by others (``approve``, ``resume``...), maybe days
+    later from another terminal; each must drive it with the agents of its start, never a default. The shell
+    resolves its configuration and records it here as plain data, which the engine stores and never reads,
+    except ``gates``: ``approve`` is autopilot. The run's start records one; a continuing command whose
+    command line overrides a part (``changed``) records another, which is in force from then on.
+    """
+
+    command: str  # "run", or the continuing command that overrode a part
+    at: datetime
+    by: str = ""
+    changed: list[str] = field(default_factory=list)  # the parts that command line overrode: agent, config, gates
+    agents: dict[str, str] = field(default_factory=dict)  # the agent spec of "default", "decide", "advisor", "role:X"
+    gates: str | None = None  # ask | approve | stop; None: ask on a terminal, else stop
+    config_file: str | None = None
+    config_sha256: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)  # the resolved configuration the shell rebuilds
+
+
+AUTOPILOT_GATES = "approve"
 MISSION_WINDOW = 16
 HOP_WINDOW = 24
 KEY_WINDOW = 64
 QUESTIONS_BYTES = 8000  # the questions a run waits on, kept in the record: bounded like the rest (SPEC J5)
+RELAUNCH_WINDOW = 16
 
 
 class Run(Record):
     """The run record (SPEC J1), written at every transition, gate and stop.
 
     The record stays bounded whatever the length of the run (SPEC J5): it keeps the latest
-    ``MISSION_WINDOW`` mission summaries, ``HOP_WINDOW`` hops and ``KEY_WINDOW`` idempotency keys, with
-    counters for the totals. Keys leave the window oldest first; ``forgotten_before`` remembers the latest
-    time of a key that left, so an event that old can no longer be proven new and is refused, never
-    applied twice (SPEC J2). Every mission's full record is stored once, beside the run record, by the shell.
+    ``MISSION_WINDOW`` mission summaries, ``HOP_WINDOW`` hops, ``RELAUNCH_WINDOW`` launch overrides and
+    ``KEY_WINDOW`` idempotency keys, with counters for the totals. Keys leave the window oldest first;
+    ``forgotten_before`` remembers the latest time of a key that left, so an event that old can no longer
+    be proven new and is refused, never applied twice (SPEC J2). Every mission's full record is stored
+    once, beside the run record, by the shell.
     """
 
     id: str
@@ -248,6 +272,8 @@ class Run(Record):
     autopilot: bool = False
     advisor: bool = False
     links: dict[str, str] = field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
+    launch: Launch | None = None  # how a local run was started; None for a run started elsewhere
+    relaunches: list[Launch] = field(default_factory=list)  # later overrides, oldest first: the last is in force
     applied: dict[str, datetime] = field(default_factory=dict)
     forgotten_before: datetime | None = None
     created_at: datetime

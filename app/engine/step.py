@@ -50,7 +50,20 @@ from app.engine.flow import (
     spend,
 )
 from app.engine.graph import END, FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
-from app.engine.record import FINAL, KEY_WINDOW, RESUMABLE, MissionKind, MissionStatus, ReasonCode, Request, Run, Status
+from app.engine.record import (
+    AUTOPILOT_GATES,
+    FINAL,
+    KEY_WINDOW,
+    RELAUNCH_WINDOW,
+    RESUMABLE,
+    Launch,
+    MissionKind,
+    MissionStatus,
+    ReasonCode,
+    Request,
+    Run,
+    Status,
+)
 from app.engine.transition import Transition
 from app.engine.verdict import parse_verdict, route_verdict
 
@@ -74,6 +87,7 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         links=dict(event.links),
         autopilot=event.autopilot,
         advisor=event.advisor,
+        launch=event.launch,
         applied={event.key: event.at},
         created_at=event.at,
         updated_at=event.at,
@@ -107,6 +121,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     if handler is None:
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
+    if event.launch is not None:
+        _relaunch(t, event.launch)
     handler(t, event)
     if t.run.questions and t.run.status is not Status.AWAITING_INPUT:
         t.run.questions = ""  # answered, resumed, routed or ended: nothing is asked any more
@@ -126,6 +142,13 @@ def _remember(t: Transition, event: Event) -> None:
         forgotten = dropped if forgotten is None else max(forgotten, dropped)
     t.run.applied = applied
     t.run.forgotten_before = forgotten
+
+
+def _relaunch(t: Transition, launch: Launch) -> None:
+    """A person's command changed how the run goes on (agents, configuration, gates): kept in the record,
+    in the same transition as the command's own event; the oldest overrides leave the window (SPEC J5)."""
+    t.run.relaunches = [*t.run.relaunches, launch][-RELAUNCH_WINDOW:]
+    t.run.autopilot = launch.gates == AUTOPILOT_GATES
 
 
 def _reject(t: Transition, event: Event, message: str) -> EventRejected:
@@ -246,7 +269,7 @@ def on_advice(t: Transition, event: AdviceReturned) -> None:
     if waiting is None or waiting.kind is not MissionKind.ADVISOR or waiting.seq != event.seq:
         raise StaleEvent(t.run.id, t.run.status.value, "AdviceReturned", f"no advice #{event.seq} is awaited")
     advice = (event.advice or "").strip().lower()
-    settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=advice or None)
+    settle(t, event.seq, status=event.status, usage=event.usage, verdict=advice or None)
     spend(t, MissionKind.ADVISOR, event.usage, accepted=advice in ("retry", "revise", "escalate"))
     t.run.waiting = None
     if advice == "retry":

@@ -14,6 +14,7 @@ import base64
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
@@ -124,6 +125,43 @@ class Installation:
         if isinstance(data, dict) and isinstance(data.get("content"), str):  # a server that ignored the raw type
             return base64.b64decode(data["content"])
         return bytes(data)
+
+    def app_identity(self) -> dict[str, Any]:
+        """The app itself (``GET /app``, with the app's JWT): its slug and name; a 401 means bad credentials."""
+        data = self.call("GET", "/app")
+        return data if isinstance(data, dict) else {}
+
+    def repo_installation(self, repo: str) -> dict[str, Any] | None:
+        """The app's installation on ``repo`` (with the app's JWT): id, permissions, events; ``None`` when the
+        app is not installed there."""
+        data = self.call("GET", f"/repos/{repo}/installation", missing_ok=True)
+        return data if isinstance(data, dict) else None
+
+    def repository(self, repo: str) -> dict[str, Any] | None:
+        data = self.call("GET", f"/repos/{repo}", missing_ok=True)
+        return data if isinstance(data, dict) else None
+
+    def label(self, repo: str, name: str) -> dict[str, Any] | None:
+        data = self.call("GET", f"/repos/{repo}/labels/{quote(name, safe='')}", missing_ok=True)
+        return data if isinstance(data, dict) else None
+
+    def folder(self, repo: str, path: str, ref: str) -> list[str] | None:
+        """The names of the files directly in folder ``path`` at ``ref``; ``None`` when there is no such folder."""
+        data = self.call("GET", f"/repos/{repo}/contents/{path.strip('/')}", params={"ref": ref}, missing_ok=True)
+        if not isinstance(data, list):
+            return None
+        return [str(entry["name"]) for entry in data if isinstance(entry, dict) and entry.get("type") == "file"]
+
+    def runners(self, repo: str) -> list[tuple[set[str], str]]:
+        """Each self-hosted runner of the repository: its labels (lower case) and status (needs Administration)."""
+        data = self.call("GET", f"/repos/{repo}/actions/runners", params={"per_page": 100})
+        found = []
+        for runner in data.get("runners", []) if isinstance(data, dict) else []:
+            labels = {
+                str(label.get("name", "")).lower() for label in runner.get("labels", []) if isinstance(label, dict)
+            }
+            found.append((labels, str(runner.get("status", ""))))
+        return found
 
     def ref(self, repo: str, branch: str) -> str | None:
         data = self.call("GET", f"/repos/{repo}/git/ref/heads/{branch}", missing_ok=True)

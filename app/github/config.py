@@ -12,6 +12,7 @@ workflow: interlock.yml          # the workflow each mission is dispatched to
 gatekeepers: [alice, bob]        # review requested at gates
 autopilot: false
 policy: {maxCalls: 30}
+advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, revise or escalate (SPEC E4)
 ```
 """
 
@@ -47,6 +48,11 @@ class RepoConfig(BaseModel):
     gatekeepers: list[str] = Field(default_factory=list)
     autopilot: bool = False
     policy: Policy | None = None
+    advisor: str | None = Field(
+        None,
+        min_length=1,
+        description="agent spec of the advisor; written into each advisor order, which the job runs",
+    )
     runners: dict[str, str | list[str]] = Field(
         default_factory=dict,
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",

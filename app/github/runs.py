@@ -116,6 +116,7 @@ class GitHubRuns:
             base=config.base,
             policy=config.policy,
             autopilot=config.autopilot,
+            advisor=bool(config.advisor),
             links={"issue": str(issue), "status_comment": str(comment)},
         )
         run, effects = step(None, event, graph)
@@ -195,11 +196,13 @@ class GitHubRuns:
 
     def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
         """Files saved with the transition: the decision file of an escalation, and the order of each
-        mission or call it dispatches (read by the job, ``app/runner``)."""
+        mission or call it dispatches (read by the job, ``app/runner``). An advisor's order names the
+        advisor configured now, so the job runs what the default branch says, never the run branch."""
         files = {decision_path(run.id): e.decision.encode() for e in effects if isinstance(e, Escalate)}
         for effect in effects:
             if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
-                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(mission_order(effect))
+                agent = self.config().advisor if isinstance(effect, AskAdvisor) else None
+                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(mission_order(effect, agent))
         return files
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:

@@ -4,6 +4,7 @@
 agent: claude                 # default agent for every role: a preset or any command line
 decide: "openai:gpt-4o-mini"  # the cheap model of decide nodes (default: the default agent)
 advisor: "./advise.sh"        # optional: asked once when a mission ends badly (SPEC E4)
+advisor_timeout_s: 60         # seconds the advisor may take; slower is no advice
 base: develop
 gates: ask                    # ask | approve | stop
 policy: {maxCalls: 30}
@@ -30,7 +31,7 @@ from app.agents.prices import ModelPrice
 from app.agents.spec import agent_from_spec
 from app.engine.context import Tiers
 from app.engine.errors import InterlockError
-from app.engine.graph import Policy
+from app.engine.graph import Graph, Policy
 from app.engine.team import Role, Team, parse_team
 
 
@@ -47,9 +48,10 @@ class ConfigError(InterlockError):
 class LocalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    agent: str = "demo"
+    agent: str | None = None  # no default: the demo agent only when named (`interlock demo`, `--agent demo`)
     decide: str | None = None
-    advisor: str | None = None
+    advisor: str | None = Field(None, min_length=1)
+    advisor_timeout_s: float = Field(60.0, gt=0)
     base: str = "develop"
     gates: GateMode | None = None
     policy: Policy | None = None
@@ -60,14 +62,24 @@ class LocalConfig(BaseModel):
 
 
 def load_config(path: Path | None) -> LocalConfig:
-    if path is None:
-        return LocalConfig()
+    return LocalConfig() if path is None else parse_config(read_config_bytes(path), path)
+
+
+def read_config_bytes(path: Path) -> bytes:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from None
+
+
+def parse_config(content: bytes, path: Path) -> LocalConfig:
+    """The configuration in ``content`` (the bytes of ``path``, read once so that they are what is hashed)."""
+    try:
+        data = yaml.safe_load(content.decode("utf-8")) or {}
         if isinstance(data, dict) and isinstance(data.get("team"), dict):
             data = {**data, "team": parse_team(data["team"])}
         return LocalConfig.model_validate(data)
-    except (OSError, yaml.YAMLError) as exc:
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read config {path}: {exc}") from None
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -78,9 +90,47 @@ def role_for(config: LocalConfig, capability: str) -> Role | None:
     return config.team.assignee(capability) if config.team else None
 
 
-def agent_for(config: LocalConfig, capability: str) -> tuple[Agent, Role | None]:
+def agent_spec(config: LocalConfig, capability: str) -> str | None:
+    """The agent that does a step of ``capability``: its role's, else the default; ``None`` if neither."""
     role = role_for(config, capability)
-    return agent_from_spec(role.agent if role and role.agent else config.agent, config.prices), role
+    return role.agent if role and role.agent else config.agent
+
+
+def decide_spec(config: LocalConfig) -> str | None:
+    return config.decide or config.agent
+
+
+def agent_for(config: LocalConfig, capability: str) -> tuple[Agent, Role | None]:
+    spec = agent_spec(config, capability)
+    if not spec:
+        raise ConfigError(f"no agent does the steps of capability {capability!r}: {WAYS_TO_NAME_AN_AGENT}")
+    return agent_from_spec(spec, config.prices), role_for(config, capability)
+
+
+WAYS_TO_NAME_AN_AGENT = """name the agent in one of three ways:
+  --agent SPEC          on the command line: claude, codex, aider, openai:MODEL, or any command line
+                        (`--agent demo` is the scripted agent of `interlock demo`: it does no real work)
+  agent: SPEC           at the top of the --config file
+  team: roles: agent:   on each role of the --config file's team that carries a step of the graph"""
+
+
+def missing_agent_problem(config: LocalConfig, graph: Graph) -> str | None:
+    """Why ``config`` cannot run ``graph`` for want of an agent, or ``None``.
+
+    Checked before a run is created: a run that stops at its first mission for want of an agent would leave
+    a branch and a journal behind, and falling back to the demo agent would make up work nobody did.
+    """
+    steps = [node for node in graph.nodes if node.check is None]
+    capabilities = sorted({node.capability for node in steps if not agent_spec(config, node.capability)})
+    deciding = [n.stage for n in graph.nodes if n.decides] if not decide_spec(config) else []
+    problems: list[str] = []
+    if capabilities:
+        problems.append(f"no agent does the steps of capability {', '.join(capabilities)}")
+    if deciding:
+        problems.append(f"no agent makes the decisions of {', '.join(deciding)} (`decide:` or the default agent)")
+    if not problems:
+        return None
+    return f"{'; '.join(problems)}; {WAYS_TO_NAME_AN_AGENT}"
 
 
 def describe(config: LocalConfig) -> dict[str, Any]:

@@ -92,9 +92,10 @@ def commit_work(path: Path, message: str) -> str | None:
     return str(tree.head.commit.hexsha)
 
 
-def discard_work(path: Path) -> None:
-    """Undo what a check left in the worktree (SPEC V7: a check commits nothing), so that the next mission's
-    commit holds only that mission's work. Ignored files — caches among them — are kept."""
+def discard_changes(path: Path) -> None:
+    """Put the worktree back to its head: what a call that must not edit (an advisor) or a check (SPEC V7: it
+    commits nothing) left is dropped, so the next mission's commit holds only that mission's work. Files git
+    ignores — the caches of ``app/runner/ignore.py`` among them — are kept."""
     tree = git.Repo(path)
     tree.git.reset("--hard", "--quiet")
     tree.git.execute(["git", "-c", f"core.excludesFile={excludes_file(Path(tree.git_dir))}", "clean", "-fdq"])

@@ -14,15 +14,24 @@ from pathlib import Path
 
 import git
 
-from app.agents.base import AgentCall
+from app.agents.base import AgentCall, AgentOutcome
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
 from app.engine.prompt import assemble_prompt
-from app.engine.record import MissionKind, MissionStatus, Run, Usage
-from app.local.config import LocalConfig, agent_for, agent_from_spec
-from app.local.gitops import commit_work, commits_between, delivery_state, discard_work, head_of, worktree
+from app.engine.record import MissionKind, MissionStatus, Run
+from app.local.config import (
+    WAYS_TO_NAME_AN_AGENT,
+    ConfigError,
+    LocalConfig,
+    agent_for,
+    agent_from_spec,
+    agent_spec,
+    decide_spec,
+)
+from app.local.gitops import commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.runner.orders import parse_advice
-from app.runner.records import mission_record, run_check
+from app.runner.records import mission_record, run_advisor, run_check
+from app.runner.redact import Redactor
 from app.store.journal import encode_json, mission_path
 
 
@@ -63,14 +72,12 @@ def run_mission(
         timeout_s=config.timeout_s,
         on_session=on_session,
     )
-    outcome = (
-        run_check(call, effect.check) if effect.check is not None else agent_for(config, effect.capability)[0].run(call)
-    )
+    outcome = run_check(call, effect.check) if effect.check is not None else _run_agent(config, call)
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
     if effect.check is None:
         commit_work(tree, message)
     else:
-        discard_work(tree)  # SPEC V7: a check commits nothing
+        discard_changes(tree)  # SPEC V7: a check commits nothing
     commits = commits_between(tree, before, head_of(tree))
     event = MissionFinished(
         key=effect.key,
@@ -89,6 +96,16 @@ def run_mission(
     )
     record = mission_record(run.id, effect.seq, effect.stage, effect.kind, outcome, commits, prompt=prompt)
     return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
+
+
+def _run_agent(config: LocalConfig, call: AgentCall) -> AgentOutcome:
+    """The mission's agent; the record names it by the spec that chose it (``python agent.py``, not ``python``)."""
+    agent, _role = agent_for(config, call.capability)
+    return _named(agent.run(call), agent_spec(config, call.capability))
+
+
+def _named(outcome: AgentOutcome, spec: str | None) -> AgentOutcome:
+    return outcome.with_(agent=Redactor().text(spec)) if spec else outcome
 
 
 def skipped(run: Run, effect: DispatchMission) -> Done:
@@ -115,9 +132,12 @@ def _side_call(
 
 
 def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) -> Done:
-    agent = agent_from_spec(config.decide or config.agent, config.prices)
+    spec = decide_spec(config)
+    if not spec:
+        raise ConfigError(f"no agent makes the decision of {effect.stage!r}: {WAYS_TO_NAME_AN_AGENT}")
     timeout = min(config.timeout_s, 300)
-    outcome = agent.run(_side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout))
+    call = _side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout)
+    outcome = _named(agent_from_spec(spec, config.prices).run(call), spec)
     answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
     record = mission_record(run.id, effect.seq, effect.stage, MissionKind.DECIDE, outcome, prompt=effect.prompt)
     event = DecisionReturned(key=effect.key, at=now(), seq=effect.seq, answer=answer, usage=outcome.usage)
@@ -125,18 +145,27 @@ def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) ->
 
 
 def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> Done:
-    """Ask the advisor once; off, slow or unparseable means no advice, and the default stands (SPEC E4)."""
-    advice, instruction, usage = None, "", Usage()
-    if config.advisor:
-        call = _side_call(run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, 60)
-        outcome = agent_from_spec(config.advisor, config.prices).run(call)
-        usage = outcome.usage
-        if outcome.status is MissionStatus.DONE:
-            advice, instruction = parse_advice(outcome.answer)
-    event = AdviceReturned(
-        key=effect.key, at=now(), seq=effect.seq, advice=advice, instruction=instruction, usage=usage
+    """Ask the advisor once, for ``advisor_timeout_s`` at most; an advisor that is off, slow, crashing or
+    unreadable gives no advice, and the default stands: the run goes to a person (SPEC E4). Its usage is the
+    ``advisor`` line of the ledger (P3). The advisor advises and edits nothing: whatever it changed in the
+    worktree is discarded, so the next mission's commit carries only that mission's work."""
+    call = _side_call(
+        run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, config.advisor_timeout_s
     )
-    return Done(event, {})
+    outcome = run_advisor(config.advisor, call, config.prices)
+    discard_changes(workdir)
+    advice, instruction = parse_advice(outcome.answer) if outcome.status is MissionStatus.DONE else (None, "")
+    record = mission_record(run.id, effect.seq, effect.stage, MissionKind.ADVISOR, outcome, prompt=effect.question)
+    event = AdviceReturned(
+        key=effect.key,
+        at=now(),
+        seq=effect.seq,
+        advice=advice,
+        instruction=instruction,
+        usage=outcome.usage,
+        status=outcome.status,
+    )
+    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
 
 
 def _role_model(config: LocalConfig, capability: str) -> str | None:

@@ -215,6 +215,7 @@ def render_status(
         f"  budget   {ledger.attempts} attempts, {ledger.calls} calls, {ledger.units:g} units, "
         f"{ledger.accepted} accepted, {_money(ledger.spent_usd(), estimated, ledger.unknown_costs())} spent"
     )
+    lines += launch_lines(run)
     if run.recap:
         lines.append(f"  path     {run.recap}{' → end' if run.stage == END else ''}")
     lines.append(f"  next     {next_step(run, runner)}")
@@ -223,6 +224,21 @@ def render_status(
 
 def _indented(text: str) -> list[str]:
     return [f"    {line}" if line else "" for line in text.splitlines()]
+
+
+def launch_lines(run: Run) -> list[str]:
+    """The agents the run goes on with, and where that came from: its launch and the last override."""
+    launch = run.relaunches[-1] if run.relaunches else run.launch
+    if launch is None:
+        return []
+    default = launch.agents.get("default")
+    others = [f"{name} {spec}" for name, spec in launch.agents.items() if name != "default" and spec != default]
+    agents = "; ".join([*([f"default {default}"] if default else []), *others]) or "none"
+    source = f"config {launch.config_file} (sha256 {str(launch.config_sha256)[:12]}), " if launch.config_file else ""
+    origin = f"{source}gates {launch.gates or 'ask on a terminal, else stop'}"
+    if run.relaunches:
+        origin += f"; set by `{launch.command}` ({', '.join(launch.changed)}) at {launch.at:%Y-%m-%d %H:%M}"
+    return [f"  agents   {agents}", f"  launch   {origin}"]
 
 
 def next_step(run: Run, runner: str | None = None) -> str:

@@ -48,12 +48,13 @@ from app.engine.events import (
     StopRequested,
 )
 from app.engine.graph import Graph
-from app.engine.record import FINAL, Run, Status
+from app.engine.record import FINAL, Launch, Run, Status
 from app.engine.step import step
 from app.engine.validate import parse_graph
 from app.local import missions
-from app.local.config import GateMode, LocalConfig
+from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import create_run_branch, merged_into_base, open_repo, remove_worktree, worktree
+from app.local.launch import make_launch
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.store.gitstore import GitStore
 from app.store.journal import decision_path, encode_json
@@ -136,13 +137,23 @@ class LocalShell:
         self.progress = progress or Progress(quiet=True)
         self.ask = ask
 
-    def start(self, graph: Graph, title: str, body: str, run_id: str | None = None) -> Run:
+    def start(
+        self, graph: Graph, title: str, body: str, run_id: str | None = None, launch: Launch | None = None
+    ) -> Run:
+        """Start a run and drive it. ``launch`` records how it was started (by default, this shell's own
+        configuration and gates), so that the commands continuing it use the same agents (SPEC J1)."""
+        problem = missing_agent_problem(self.config, graph)
+        if problem:
+            raise ConfigError(f"the run was not started: {problem}")
+        at = missions.now()
+        launch = launch or make_launch(self.config, self.gates, (None, None), "run", at)
         run_id = run_id or new_run_id()
         branch = f"interlock/{run_id}"
         create_run_branch(self.repo, branch, self.config.base, title)
         event = Start(
             key=f"{run_id}/start",
-            at=missions.now(),
+            at=at,
+            launch=launch,
             run_id=run_id,
             title=title,
             body=body,
@@ -152,6 +163,7 @@ class LocalShell:
             policy=self.config.policy,
             tiers=self.config.context,
             autopilot=self.gates is GateMode.APPROVE,
+            advisor=bool(self.config.advisor),
         )
         run, effects = step(None, event, graph)
         files = {graph_path(run_id): encode_json(graph.to_json()), **self._files(run, effects)}

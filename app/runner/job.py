@@ -29,7 +29,7 @@ from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.orders import Order, read_order
-from app.runner.records import mission_record, run_check
+from app.runner.records import mission_record, run_advisor, run_check
 from app.runner.redact import Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
@@ -125,13 +125,7 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
     handoff.mkdir(parents=True, exist_ok=True)
-    read_token = env.get("INTERLOCK_READ_TOKEN")
-    if order.check:  # SPEC V7: a verdict computed by code, which commits nothing
-        outcome = run_check(_call(run, order, settings, allowed_environment(env, listed, read_token)), order.check)
-    else:
-        names = (*agent_keys(settings.agent), *listed)
-        call = _call(run, order, settings, allowed_environment(env, names, read_token))
-        outcome = agent_from_spec(settings.agent).run(call)
+    outcome = _work(run, order, settings, env, listed)
     head = None
     if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and not order.check:
         remote.commit_all(f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
@@ -213,6 +207,23 @@ def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
         return read_order(json.loads(data))
     except ValueError as exc:
         raise JobError(f"the order of mission {seq} is unreadable: {exc}") from None
+
+
+def _work(
+    run: Run, order: Order, settings: JobSettings, env: dict[str, str], listed: tuple[str, ...]
+) -> AgentOutcome:
+    """What the order asks for: the node's check, the advisor the order names (the repository's, written by
+    the service; SPEC E4), or the job's own agent. Each within the job's timeout, in an environment built
+    from an allow-list (``app/agents/environment.py``): the key variables of the agent that runs — none for
+    a check — and the names a person listed."""
+    read_token = env.get("INTERLOCK_READ_TOKEN")
+    if order.check:  # SPEC V7: a verdict computed by code, which commits nothing
+        return run_check(_call(run, order, settings, allowed_environment(env, listed, read_token)), order.check)
+    spec = order.agent if order.kind is MissionKind.ADVISOR else settings.agent
+    call = _call(run, order, settings, allowed_environment(env, (*agent_keys(spec or ""), *listed), read_token))
+    if order.kind is MissionKind.ADVISOR:
+        return run_advisor(order.agent, call)
+    return agent_from_spec(settings.agent).run(call)
 
 
 def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, str]) -> AgentCall:

@@ -25,10 +25,12 @@ class Order:
     prompt: str
     check: str | None = None
     session_id: str | None = None
+    agent: str | None = None  # the agent the order names (an advisor's); else the job's own
 
 
-def mission_order(effect: DispatchMission | AskDecision | AskAdvisor) -> dict[str, Any]:
-    """The order of one dispatched mission or call, as JSON-ready data."""
+def mission_order(effect: DispatchMission | AskDecision | AskAdvisor, agent: str | None = None) -> dict[str, Any]:
+    """The order of one dispatched mission or call, as JSON-ready data; ``agent`` names who must answer it
+    (the repository's advisor for an advisor's order)."""
     if isinstance(effect, DispatchMission):
         return {
             "seq": effect.seq,
@@ -51,6 +53,7 @@ def mission_order(effect: DispatchMission | AskDecision | AskAdvisor) -> dict[st
         "prompt": prompt,
         "check": None,
         "session_id": None,
+        **({"agent": agent} if agent else {}),
     }
 
 
@@ -66,6 +69,7 @@ def read_order(data: dict[str, Any]) -> Order:
             prompt=str(data["prompt"]),
             check=data.get("check") if isinstance(data.get("check"), str) else None,
             session_id=data.get("session_id") if isinstance(data.get("session_id"), str) else None,
+            agent=data.get("agent") if isinstance(data.get("agent"), str) and data.get("agent") else None,
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"the mission order has no valid {exc}") from None

@@ -1,16 +1,20 @@
-"""What every mission leaves behind, in the job and on a local run alike: the check of a check node, and the
-mission record stored once beside the run record (SPEC C5), secrets masked.
+"""What every mission leaves behind, in the job and on a local run alike: the check of a check node, the
+advisor's call, and the mission record stored once beside the run record (SPEC C5), secrets masked.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from app.agents.base import AgentCall, AgentOutcome
 from app.agents.command import run_process
 from app.agents.environment import process_environment
+from app.agents.prices import ModelPrice
+from app.agents.spec import agent_from_spec
+from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Usage
 from app.runner.redact import Redactor
 
@@ -30,6 +34,17 @@ def run_check(call: AgentCall, command: str) -> AgentOutcome:
         usage=Usage(calls=0),
         duration_s=round(time.monotonic() - started, 3),
     )
+
+
+def run_advisor(spec: str | None, call: AgentCall, prices: Mapping[str, ModelPrice] | None = None) -> AgentOutcome:
+    """The advisor's call (SPEC E4). No advisor configured, or one that cannot be started, is a failed call —
+    no advice, so the default stands — never an exception that would lose the run's turn."""
+    if not spec:
+        return AgentOutcome(status=MissionStatus.FAILED, answer="No advisor is configured.", agent="advisor")
+    try:
+        return agent_from_spec(spec, prices).run(call)
+    except InterlockError as exc:
+        return AgentOutcome(status=MissionStatus.FAILED, answer=f"The advisor could not run: {exc}", agent="advisor")
 
 
 def mission_record(

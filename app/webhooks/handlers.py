@@ -139,10 +139,10 @@ class Handlers:
 
         def event(run: Run) -> ev.Event:
             record = read_record(runs.store.read(record_file))
-            if record is None:
+            if record is None:  # a mission, decision or advice that did not end done: no record, no answer
                 why = f"The job ended {conclusion} without storing a mission record: {text_at(job, 'html_url') or ''}"
                 status = MissionStatus.CANCELLED if conclusion == "cancelled" else MissionStatus.CRASHED
-                return ev.MissionFinished(key=delivery.delivery_id, at=finished, seq=seq, status=status, answer=why)
+                record = {"status": status.value, "answer": why}
             return record_event(run, record, delivery.delivery_id, finished, seq)
 
         return self._apply(runs, run_id, event, also=(record_file,))
@@ -266,13 +266,21 @@ def record_event(run: Run, record: dict[str, Any], key: str, moment: datetime, s
     kind = waiting.kind if waiting is not None and waiting.seq == seq else None
     done = record.get("status") == MissionStatus.DONE.value
     answer = str(record.get("answer", "")) if done else ""
-    usage = mission_event(record, key, moment, seq).usage
+    finished = mission_event(record, key, moment, seq)
     if kind is MissionKind.DECIDE:
-        return ev.DecisionReturned(key=key, at=moment, seq=seq, answer=answer, usage=usage)
+        return ev.DecisionReturned(key=key, at=moment, seq=seq, answer=answer, usage=finished.usage)
     if kind is MissionKind.ADVISOR:
         advice, instruction = parse_advice(answer)
-        return ev.AdviceReturned(key=key, at=moment, seq=seq, advice=advice, instruction=instruction, usage=usage)
-    return mission_event(record, key, moment, seq)
+        return ev.AdviceReturned(
+            key=key,
+            at=moment,
+            seq=seq,
+            advice=advice,
+            instruction=instruction,
+            usage=finished.usage,
+            status=finished.status,
+        )
+    return finished
 
 
 def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.MissionFinished:

@@ -33,6 +33,7 @@ from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run
 from app.engine.step import step
 from app.engine.validate import parse_graph
+from tests.helpers import ROOT
 
 WORK_STAGES = 17
 TRANSITIONS = 3_000
@@ -144,7 +145,7 @@ def profile(label: str, work: Callable[[], object], top: int = 14) -> None:
     print(f"{'own %':>7} {'own ms':>9} {'cum ms':>9} {'calls':>9}  function")
     rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
     for (filename, line, name), (_, calls, own, cumulative, _) in rows[:top]:
-        where = f"{filename.rsplit('/site-packages/', 1)[-1].rsplit('/work/main/', 1)[-1]}:{line}"
+        where = f"{filename.rsplit('/site-packages/', 1)[-1].removeprefix(f'{ROOT}/')}:{line}"
         share = own / total * 100
         print(f"{share:>6.1f}% {own * 1000:>9.1f} {cumulative * 1000:>9.1f} {calls:>9}  {name} ({where})")
 

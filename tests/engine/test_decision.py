@@ -91,3 +91,33 @@ def test_recommendation_follows_rules(setup: str, choice: str) -> None:
         git = GitState(head="abc", ahead=1, conflicts=("app.py",))
     assert d.run.status in (Status.ESCALATED, Status.FAILED)
     assert recommend(d.run, d.graph, git)[0] == choice
+
+
+def passed_then_out_of_visits() -> Driver:
+    """work PASS → review FAIL → work PASS → review a second time, over its budget: the last verdict is PASS."""
+    d = Driver(loop_graph(review={"maxVisits": 1}))
+    d.finish("built")
+    d.finish("VERDICT: FAIL")
+    d.finish("built again")
+    assert d.run.status is Status.ESCALATED and d.run.missions[-1].verdict == "PASS"
+    return d
+
+
+@pytest.mark.parametrize(
+    ("git", "choice", "alert"),
+    [
+        (GitState(head="abc", ahead=3, files_changed=("hello.py",)), "deliver", False),
+        (GitState(head="abc", ahead=1), "resume", True),  # only the empty start commit
+        (GitState(head="abc", ahead=3), "resume", True),  # commits that net to no change
+        (None, "resume", False),  # the shell could not tell
+    ],
+)
+def test_deliver_is_recommended_only_when_the_branch_changes_files(
+    git: GitState | None, choice: str, alert: bool
+) -> None:
+    # SPEC E2: "the branch has work" means files changed against the base, not commits ahead of it
+    d = passed_then_out_of_visits()
+    assert recommend(d.run, d.graph, git)[0] == choice
+    text = render_decision(d.run, d.graph, git)
+    assert f"**{choice}** —" in text
+    assert ("changes no file against `develop`" in text) is alert

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from app.engine import events as ev
@@ -361,6 +363,51 @@ def test_stop_while_a_mission_runs_interrupts_when_it_returns() -> None:
     assert d.dispatched().stage == "review"
 
 
+def _last_mission_returns(kind: str) -> tuple[Driver, Callable[[Driver], object]]:
+    """A run whose next result leads to ``__end__``, and how that result returns."""
+    if kind == "check":
+        d = Driver(
+            graph(
+                [node("work"), node("test", check="pytest")],
+                [edge("work", "PASS", "test"), edge("test", "PASS", "__end__")],
+                entry="work",
+            )
+        )
+        d.finish("done")
+        return d, lambda d: d.finish("3 passed", exit_code=0)
+    if kind == "decision":
+        d = Driver(
+            graph(
+                [node("triage", decide=True), node("fix")],
+                [edge("triage", "DONE", "__end__"), edge("triage", "BUG", "fix"), edge("fix", "PASS", "__end__")],
+                entry="triage",
+            )
+        )
+        d.finish("Nothing to do here.")
+        return d, lambda d: d.apply(ev.DecisionReturned, seq=d.run.waiting.seq, answer="DONE")  # type: ignore[union-attr]
+    d = Driver(loop_graph(review={"humanGate": True}) if kind == "autopilot gate" else loop_graph(), autopilot=True)
+    d.finish("done")
+    return d, lambda d: d.finish("VERDICT: PASS")
+
+
+@pytest.mark.parametrize("kind", ["mission", "check", "decision", "autopilot gate"])
+def test_a_stop_during_the_last_mission_wins_over_the_end_and_resume_finishes(kind: str) -> None:
+    # SPEC J4: a stop requested while the last mission runs wins even when its verdict leads to __end__: the
+    # run is interrupted before the end, its result accepted; resuming goes to the end and runs nothing again
+    d, returns = _last_mission_returns(kind)
+    d.apply(ev.StopRequested)
+    accepted, calls, missions = d.run.ledger.accepted, d.run.ledger.calls, d.run.mission_count
+    returns(d)
+    assert d.run.status is Status.INTERRUPTED and d.run.stage == END and not d.run.stop_requested
+    assert d.run.reason is not None and d.run.reason.code is ReasonCode.STOPPED
+    assert not d.of(ReadyPullRequest) and not d.of(DispatchMission) and not d.of(Finish)
+    assert d.run.ledger.accepted == accepted + 1 and d.run.path[-1].to == END
+    assert "resuming it goes to the end" in d.of(PostMessage)[-1].text
+    d.apply(ev.Resume)
+    assert d.run.status is Status.AWAITING_MERGE and d.run.stage == END and d.of(ReadyPullRequest)
+    assert not d.of(DispatchMission) and d.run.ledger.calls == calls and d.run.mission_count == missions
+
+
 def test_stop_before_a_mission_started_skips_it() -> None:
     # SPEC J4: the shell checks the stop before starting and reports the mission skipped
     d = Driver(loop_graph())
@@ -541,6 +588,7 @@ def test_record_grows_only_by_the_routing_lines_of_compacted_results() -> None:
         ({"work": {"humanGate": True}}, "plan", MissionStatus.DONE),  # would open a gate
         ({}, "VERDICT: MAYBE", MissionStatus.DONE),  # would re-ask (at review)
         ({}, "crash", MissionStatus.FAILED),  # would ask the advisor
+        ({"work": {"decide": True}}, "built", MissionStatus.DONE),  # would ask for a decision
     ],
 )
 def test_a_stop_requested_during_a_mission_wins_over_any_next_call(

@@ -69,6 +69,11 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)"), self._get_pull),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/requested_reviewers"), self._get_reviewers),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews"), self._list_reviews),
+            ("GET", re.compile(r"/app"), self._app),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/installation"), self._installation),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)"), self._repository),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/labels/([^/]+)"), self._label),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/actions/runners"), self._runners),
         ]
         self.hook_deliveries: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
@@ -78,6 +83,26 @@ class FakeGitHub:
         self.reviews: dict[int, list[str]] = {}  # who reviewed a pull request
         self.issues: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
+        # what `interlock doctor --github` reads: the app, its installation, the repository, labels, runners
+        self.app_slug = "interlock-app"
+        self.installation: dict[str, Any] | None = {
+            "id": 77,
+            "app_id": 12345,
+            "app_slug": self.app_slug,
+            "repository_selection": "selected",
+            "permissions": {
+                "contents": "write",
+                "issues": "write",
+                "pull_requests": "write",
+                "actions": "write",
+                "metadata": "read",
+            },
+            "events": ["issues", "issue_comment", "pull_request", "pull_request_review", "workflow_run"],
+            "suspended_at": None,
+        }
+        self.default_branch = "main"
+        self.repo_labels: set[str] = set()
+        self.runners: list[dict[str, Any]] | None = None  # None: the app may not list them (403)
 
     # -- set-up -------------------------------------------------------------------------------------
     def transport(self) -> httpx.MockTransport:
@@ -203,10 +228,23 @@ class FakeGitHub:
         commit = ref if ref in self.commits else self.refs.get((repo, ref))
         files = self.trees.get(self.commits[commit]["tree"], {}) if commit in self.commits else {}
         if path not in files:
-            return httpx.Response(404, json={"message": "Not Found"})
+            return self._folder(files, path)
         if "raw" in request.headers.get("accept", ""):
             return httpx.Response(200, content=files[path].encode())
         return httpx.Response(200, json={"content": base64.b64encode(files[path].encode()).decode()})
+
+    def _folder(self, files: dict[str, str], path: str) -> httpx.Response:
+        """A folder's listing, as GitHub gives it: one entry per file or subfolder directly inside."""
+        prefix = path.rstrip("/") + "/"
+        entries: dict[str, str] = {}
+        for name in files:
+            if name.startswith(prefix):
+                head, sep, _ = name.removeprefix(prefix).partition("/")
+                entries[head] = "dir" if sep else "file"
+        if not entries:
+            return httpx.Response(404, json={"message": "Not Found"})
+        listing = [{"type": kind, "name": name, "path": prefix + name} for name, kind in sorted(entries.items())]
+        return httpx.Response(200, json=listing)
 
     def _comment(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
         comment_id = 1000 + len(self.comments)
@@ -375,6 +413,27 @@ class FakeGitHub:
         size = int(request.url.params.get("per_page", "30"))
         page = int(request.url.params.get("page", "1"))
         return items[(page - 1) * size : page * size]
+
+    def _app(self, request: httpx.Request, body: Any) -> httpx.Response:
+        return httpx.Response(200, json={"id": 12345, "slug": self.app_slug, "name": "Interlock"})
+
+    def _installation(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        if self.installation is None:
+            return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(200, json=self.installation)
+
+    def _repository(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        return httpx.Response(200, json={"full_name": repo, "default_branch": self.default_branch, "private": True})
+
+    def _label(self, request: httpx.Request, body: Any, repo: str, name: str) -> httpx.Response:
+        if name not in self.repo_labels:
+            return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(200, json={"name": name, "color": "0e8a16", "default": False})
+
+    def _runners(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        if self.runners is None:
+            return httpx.Response(403, json={"message": "Resource not accessible by integration"})
+        return httpx.Response(200, json={"total_count": len(self.runners), "runners": self.runners})
 
     def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
         """What a job does when it stores its mission record: a new commit on the branch."""

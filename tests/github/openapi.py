@@ -1,4 +1,8 @@
-"""Checks requests against GitHub's own OpenAPI description (path, method, required body fields)."""
+"""Checks requests against GitHub's own OpenAPI description (path, method, required body fields).
+
+The description is the part of it the repository carries (tests/fixtures/github/openapi/): the operations
+the stand-in serves, verbatim, with what they refer to. ``python -m tests.fixtures.refresh`` remakes it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from tests.helpers import ROOT
+from tests.helpers import FIXTURES
 
-SPEC = ROOT.parent / "shared" / "github-corpus" / "rest-api-description" / "api.github.com.json"
+SPEC = FIXTURES / "github" / "openapi" / "api.github.com.json"
 GREEDY = {"ref", "path"}  # parameters that may hold slashes (heads/feature/x, docs/a.md)
 
 
@@ -33,7 +37,10 @@ def problems(request: httpx.Request, base: str = "") -> list[str]:
     path = request.url.path.removeprefix(base)
     matches = [(p, op) for p, method, op in operations() if method == request.method and p.match(path)]
     if not matches:
-        return [f"{request.method} {path} is not in GitHub's REST description"]
+        return [
+            f"{request.method} {path} is not in GitHub's REST description, or not in the part of it in"
+            " tests/fixtures/github/openapi (python -m tests.fixtures.refresh adds what the stand-in serves)"
+        ]
     operation = matches[0][1]
     schema = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
     if not schema or not request.content:

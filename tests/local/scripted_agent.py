@@ -2,7 +2,9 @@
 
 ``SCRIPT`` names a JSON file mapping ``"stage:visit"`` (or ``"stage"``, or ``"*"``) to a step:
 ``{"answer": str, "exit": int, "write": {path: text}, "sleep": seconds, "kind": {...per kind...}}``.
-Every prompt received is logged to ``$LOG/<mission>-<stage>.txt`` so tests can read what agents saw.
+Every prompt received is logged to ``$LOG/<mission>-<stage>.txt`` so tests can read what agents saw; with
+``MARK`` set (``MARK=a python scripted_agent.py`` as the agent spec), ``<mission> <MARK>`` is appended to
+``$LOG/marks.txt``, so tests can tell which agent did each mission.
 """
 
 import json
@@ -24,6 +26,9 @@ def main() -> int:
     log = Path(env["LOG"])
     log.mkdir(parents=True, exist_ok=True)
     (log / f"{int(mission):04d}-{stage}.txt").write_text(prompt, encoding="utf-8")
+    if env.get("MARK"):
+        with (log / "marks.txt").open("a", encoding="utf-8") as marks:
+            marks.write(f"{mission} {env['MARK']}\n")
     assert Path(env["INTERLOCK_PROMPT_FILE"]).read_text(encoding="utf-8") == prompt
     script = json.loads(Path(env["SCRIPT"]).read_text(encoding="utf-8"))
     step = (

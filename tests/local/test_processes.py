@@ -106,7 +106,8 @@ def test_kill_9_mid_mission_then_resume_loses_nothing_and_repeats_nothing(tmp_pa
     os.killpg(runner.pid, signal.SIGKILL)  # the runner and its agent die at once, like a lost machine
     runner.wait(timeout=10)
     assert record(repo, "crash")["status"] == "running"
-    resumed = interlock("resume", "crash", "--agent", AGENT, "--json", env=env, repo=repo)
+    # SPEC J1: the agent is the one recorded at the start, which the kill -9 did not lose
+    resumed = interlock("resume", "crash", "--json", env=env, repo=repo)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)
     assert final["status"] == "awaiting_merge"
@@ -144,5 +145,28 @@ def test_stop_from_another_process_interrupts_at_the_next_check(tmp_path: Path) 
     assert final["status"] == "interrupted" and final["stage"] == "review" and final["reason"]["code"] == "stopped"
     assert [m["status"] for m in final["missions"]] == ["done"]
     assert not (tmp_path / "log" / "0002-review.txt").exists()
-    resumed = interlock("resume", "stopme", "--agent", AGENT, "--json", env=env, repo=repo)
+    resumed = interlock("resume", "stopme", "--json", env=env, repo=repo)
     assert json.loads(resumed.stdout)["status"] == "awaiting_merge"
+
+
+def test_stop_from_another_process_during_the_last_mission_wins_over_the_end(tmp_path: Path) -> None:
+    # SPEC J4: the last review passes, but the stop asked while it ran wins: interrupted before `__end__`, and
+    # resuming goes to the end without running the review again
+    repo, env = setup(
+        tmp_path,
+        {"work": {"answer": "did it", "write": {"w.txt": "x"}}, "review": {"answer": "VERDICT: PASS", "sleep": 2}},
+    )
+    runner = start(tmp_path, repo, env, "stoplast")
+    wait_for(tmp_path / "log" / "0002-review.started")
+    stopped = interlock("stop", "stoplast", "--json", env=env, repo=repo)
+    assert stopped.returncode == 0, stopped.stderr
+    _, err = runner.communicate(timeout=60)
+    assert runner.returncode == 0, err
+    final = record(repo, "stoplast")
+    assert final["status"] == "interrupted" and final["stage"] == "__end__" and final["reason"]["code"] == "stopped"
+    assert [(m["stage"], m["status"], m["verdict"]) for m in final["missions"]][-1] == ("review", "done", "PASS")
+    resumed = interlock("resume", "stoplast", "--agent", AGENT, "--json", env=env, repo=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    after = json.loads(resumed.stdout)
+    assert after["status"] == "awaiting_merge" and after["mission_count"] == 2
+    assert sorted(p.name for p in (tmp_path / "log").glob("*.txt")) == ["0001-work.txt", "0002-review.txt"]

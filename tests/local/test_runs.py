@@ -234,3 +234,35 @@ def test_resume_of_a_live_run_is_refused(tmp_path: Path, monkeypatch: Any) -> No
         shell._check_not_busy(run.id)
     assert run.status is Status.AWAITING_MERGE
     assert MissionStatus.DONE in {m.status for m in run.missions}
+
+
+@pytest.mark.parametrize(
+    ("second_work", "choice", "files"),
+    [
+        ({"README.md": "# test repo\n"}, "resume", "none"),  # two commits that net to no change
+        ({"src/hello.py": "print('hello')\n"}, "deliver", "`README.md`, `src/hello.py`"),
+    ],
+)
+def test_decision_file_counts_files_changed_not_commits(
+    tmp_path: Path, monkeypatch: Any, second_work: dict[str, str], choice: str, files: str
+) -> None:
+    # SPEC E2: "the branch has work" only when it changes files against its base; the empty start commit and
+    # commits that undo each other do not count
+    looped = parse_graph(
+        graph(
+            [node("work", maxVisits=3), node("review", "review", maxVisits=1)],
+            [edge("work", "PASS", "review"), edge("review", "PASS", "__end__"), edge("review", "FAIL", "work")],
+            entry="work",
+        )
+    )
+    script = {
+        "work:1": {"answer": "changed", "write": {"README.md": "# changed\n"}},
+        "work:2": {"answer": "again", "write": second_work},
+        "review": {"answer": "VERDICT: FAIL"},
+    }
+    bench = Bench(tmp_path, script, monkeypatch)
+    run = bench.shell().start(looped, "Work", "")
+    assert run.reason.code is ReasonCode.VISIT_BUDGET_EXHAUSTED and run.missions[-1].verdict == "PASS"  # type: ignore[union-attr]
+    decision = bench.show(f"interlock/state:runs/{run.id}/decision.md")
+    assert "3 commit(s) ahead of `develop`" in decision and f"- files changed: {files}\n" in decision
+    assert f"**{choice}** —" in decision and f"| {choice} **(recommended)** |" in decision

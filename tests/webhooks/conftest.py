@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import sign
-from tests.helpers import ROOT
+from tests.helpers import FIXTURES
 
-CORPUS = ROOT.parent / "shared" / "github-corpus"
-EXAMPLES = CORPUS / "octokit-webhooks" / "payload-examples" / "api.github.com"
+# Real deliveries captured from GitHub (github.com/octokit/webhooks), one folder per event; see SOURCE.json.
+EXAMPLES = FIXTURES / "github" / "webhooks" / "examples"
 SECRET = b"It's a Secret to Everybody"
 
 
