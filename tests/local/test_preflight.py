@@ -134,7 +134,7 @@ def test_with_claude_on_path_the_run_starts_and_calls_it(repo: Path, tmp_path: P
     started = interlock(*args, env={"PATH": toolbox(tmp_path, "bin-claude", claude=True), "CLAUDE_LOG": str(log)})
     assert started.returncode == 0, started.stderr
     assert json.loads(started.stdout)["status"] == "gate_wait"
-    assert log.read_text().startswith("-p --output-format json")
+    assert log.read_text().startswith("-p --output-format stream-json")
 
 
 def test_continuing_commands_check_the_agents_before_driving_the_run(repo: Path, tmp_path: Path) -> None:
