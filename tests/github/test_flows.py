@@ -406,8 +406,13 @@ def test_a_redelivered_end_makes_the_pull_request_ready_and_sends_the_event_once
 def test_an_end_delivered_at_once_records_its_event_so_a_redelivery_sends_it_never_again(world: World) -> None:
     # SPEC GH8: GitHub may deliver an event twice; a graph event cannot be looked up, so the record says it went
     issue = reach_review(world, EVENT_GRAPH)
+    before = len(world.fake.calls())
     assert world.deliver("workflow_run", review_job(issue), delivery="end-1") is Outcome.HANDLED
     assert len(world.fake.events) == 1 and world.run(issue).links["events_sent"] == str(world.run(issue).hop_count)
+    calls = world.fake.calls()[before:]
+    after_event = calls[calls.index(f"POST /repos/{REPO}/dispatches") + 1 :]
+    recorded = ["POST /api/graphql", f"POST /repos/{REPO}/git/trees", f"POST /repos/{REPO}/git/commits"]
+    assert after_event[:4] == [*recorded, f"PATCH /repos/{REPO}/git/refs/heads/interlock/state"]  # 4 calls more
     before = len(world.fake.requests)
     world.deliver("workflow_run", review_job(issue), delivery="end-1")
     assert writes(world, before) == [] and len(world.fake.events) == 1
