@@ -339,9 +339,7 @@ def test_prompt_and_usage_files_leave_nothing_to_commit(tmp_path: Path, workdir:
     assert not prompt_file.exists() and not usage_file.exists(), "scratch files outlived the mission"
 
 
-def test_an_answer_longer_than_the_output_limit_keeps_its_last_lines_and_verdict(
-    tmp_path: Path, workdir: Path
-) -> None:
+def test_an_answer_longer_than_the_output_limit_keeps_its_last_lines_and_verdict(tmp_path: Path, workdir: Path) -> None:
     # SPEC V5: the verdict is the answer's last VERDICT line; cutting the end of a long answer would route a
     # FAIL as if no verdict were given (PASS where PASS is a label)
     agent = python_agent(
