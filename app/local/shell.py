@@ -63,6 +63,10 @@ MAX_RETRIES = 20
 LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
 LOCAL_ORIGINS = ("", "local")  # runs started here; the others are driven elsewhere (GitHub Actions)
 Ask = Callable[[str], str]
+GATE_ANSWERS = ("a", "approve", "y", "yes", "m", "amend", "s", "stop", "")  # empty: stop here, as for questions
+# Messages written for the issue on GitHub (a pull request to approve, to merge) that the local shell says in
+# its own terms, from the gate and the ready delivery: printed, they would name a pull request there is not.
+SAID_LOCALLY = ("gate", "end")
 
 
 class RunBusy(InterlockError):
@@ -267,6 +271,8 @@ class LocalShell:
         view = gate_answer(current, self.store, screen_lines())
         shown = f"{render_gate_answer(view)}\n\n" if view is not None else ""
         answer = self.ask(f"{shown}Gate at {effect.stage} ({effect.verdict}). [a]pprove, [m]end, or [s]top? ")
+        while answer.strip().lower() not in GATE_ANSWERS:  # a typo must not leave the gate unnoticed
+            answer = self.ask("Type a (approve), m (amend) or s (stop here; approve or amend later): ")
         key = f"{run.id}/gate/{effect.mission}/{current.version}"
         if answer.strip().lower() in ("a", "approve", "y", "yes"):
             note = self.ask("Note for the next steps (optional): ").strip()
@@ -294,7 +300,8 @@ class LocalShell:
 
     def _show(self, effect: Effect) -> None:
         if isinstance(effect, PostMessage):
-            self.progress.line(effect.text or effect.kind)
+            if effect.kind not in SAID_LOCALLY:
+                self.progress.line(effect.text or effect.kind)
         elif isinstance(effect, Escalate):
             self.progress.line(f"stopped: {effect.reason.code.value} at {effect.reason.stage}: {effect.reason.message}")
         elif isinstance(effect, FileRequest):
