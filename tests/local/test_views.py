@@ -206,3 +206,13 @@ def test_local_progress_names_no_pull_request(tmp_path: Path, monkeypatch: Any) 
     assert "edit · gate open: PASS waits for a person" in printed
     assert "delivery ready: review the run branch and merge it yourself" in printed
     assert "pull request" not in printed
+
+
+def test_a_reason_of_several_lines_stays_inside_the_status_block(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC E2: the cause of a failed mission (its stderr) is shown under `reason`, not at the left margin
+    bench = Bench(tmp_path, {"work": {"answer": "partial work\nthen: boom", "exit": 3}}, monkeypatch)
+    run = bench.shell().start(LOOP, "Greet", "")
+    assert run.status is Status.FAILED and run.reason is not None and "\n" in run.reason.message
+    shown = render_status(run, LOOP)
+    block = shown.split("  reason   ", 1)[1].split("\n  budget", 1)[0]
+    assert all(line.startswith("           ") or not line for line in block.splitlines()[1:])
