@@ -53,11 +53,18 @@ from app.engine.step import step
 from app.engine.validate import parse_graph
 from app.local import missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
-from app.local.gitops import create_run_branch, merged_into_base, open_repo, remove_worktree, worktree
+from app.local.gitops import (
+    create_run_branch,
+    drop_unused_start,
+    merged_into_base,
+    open_repo,
+    remove_worktree,
+    worktree,
+)
 from app.local.launch import make_launch
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.store.gitstore import GitStore
-from app.store.journal import decision_path, encode_json
+from app.store.journal import decision_path, encode_json, record_path
 
 MAX_RETRIES = 20
 LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
@@ -153,6 +160,8 @@ class LocalShell:
         launch = launch or make_launch(self.config, self.gates, (None, None), "run", at)
         run_id = run_id or new_run_id()
         branch = f"interlock/{run_id}"
+        if self.store.read(record_path(run_id)) is None:  # a start killed before its record: start again
+            drop_unused_start(self.repo, branch)
         create_run_branch(self.repo, branch, self.config.base, title)
         event = Start(
             key=f"{run_id}/start",
