@@ -246,6 +246,8 @@ def next_step(run: Run, runner: str | None = None) -> str:
     """What a person must do now, if anything."""
     if run.status is Status.RUNNING and runner == "stopped":
         return f"the runner stopped; `interlock resume {run.id}`"
+    if run.status is Status.RUNNING and run.stop_requested:
+        return "nothing: a stop was asked; the run stops when its current mission returns"
     hints = {
         "gate_wait": f"interlock approve {run.id} [--note T]  or  interlock amend {run.id} --note T",
         "awaiting_input": f"interlock answer {run.id} --text T",

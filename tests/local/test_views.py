@@ -216,3 +216,12 @@ def test_a_reason_of_several_lines_stays_inside_the_status_block(tmp_path: Path,
     shown = render_status(run, LOOP)
     block = shown.split("  reason   ", 1)[1].split("\n  budget", 1)[0]
     assert all(line.startswith("           ") or not line for line in block.splitlines()[1:])
+
+
+def test_status_of_a_running_run_with_a_stop_asked_says_it_will_stop(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J4: after `interlock stop` a live run ends at its mission's return: status says that, not "working"
+    bench = Bench(tmp_path, ASKING, monkeypatch)
+    run = bench.shell().start(LOOP, "Greet", "")
+    running = run.model_copy(update={"status": Status.RUNNING, "stop_requested": True})
+    assert "a stop was asked; the run stops when its current mission returns" in render_status(running, LOOP, "live")
+    assert "the runner stopped; `interlock resume" in render_status(running, LOOP, "stopped")
