@@ -222,6 +222,6 @@ def test_status_of_a_running_run_with_a_stop_asked_says_it_will_stop(tmp_path: P
     # SPEC J4: after `interlock stop` a live run ends at its mission's return: status says that, not "working"
     bench = Bench(tmp_path, ASKING, monkeypatch)
     run = bench.shell().start(LOOP, "Greet", "")
-    running = run.model_copy(update={"status": Status.RUNNING, "stop_requested": True})
+    running = run.but(status=Status.RUNNING, stop_requested=True)
     assert "a stop was asked; the run stops when its current mission returns" in render_status(running, LOOP, "live")
     assert "the runner stopped; `interlock resume" in render_status(running, LOOP, "stopped")
