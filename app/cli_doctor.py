@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +18,7 @@ from typing import Annotated
 import typer
 
 from app.engine.errors import GraphFileError, InterlockError
-from app.engine.findings import Finding, FindingCode, Severity, error, has_errors, ok, problems
+from app.engine.findings import Finding, FindingCode, Severity, error, has_errors, ok, problems, warning
 from app.engine.graph import Graph
 from app.graphset import graph_files, library_dirs, load_graph, validate_file
 from app.local.config import WAYS_TO_NAME_AN_AGENT, LocalConfig, missing_agent_problem
@@ -87,7 +88,18 @@ def local_findings(repo: Path, config: Path | None, agent: str | None, graphs: l
     found = run_findings(repo, settings, roster) + reading.findings + found + library_found
     library_checks = calls_of_roster(settings, library).checks.items()
     more = Calls(checks={line: users for line, users in library_checks if line not in roster.checks})
-    return found + calls_findings(more, None, settings.base, checks_as_warnings=True)
+    return found + _unnamed_agents(settings, given) + calls_findings(more, None, settings.base, checks_as_warnings=True)
+
+
+def _unnamed_agents(settings: LocalConfig, given: list[tuple[str, Graph]]) -> list[Finding]:
+    """Steps no agent is named for, which `run` refuses: errors for each ``--graph``; without one, a warning
+    when no agent is named at all (a graph of checks alone needs none)."""
+    if given:
+        return [finding for _, graph in given for finding in _missing_agent(settings, graph)]
+    if settings.agent or (settings.team and any(role.agent for role in settings.team.roles)):
+        return []
+    message = "no agent is named: `interlock run` refuses to start a graph with steps until one is"
+    return [warning(FindingCode.AGENT_SPEC, "agent", message, WAYS_TO_NAME_AN_AGENT.replace("\n", "\n    "))]
 
 
 def _library_folders() -> list[Path]:
@@ -168,7 +180,9 @@ def render(findings: list[Finding], title: str) -> str:
         severity = typer.style(f"{finding.severity.value:<7}", fg=colours[finding.severity])
         lines.append(f"{severity} {finding.code.value:<16} {finding.subject}: {finding.message}")
         if finding.fix and finding.severity is not Severity.OK:
-            lines.append(f"{'':24} fix: {finding.fix}")
+            first, _, more = finding.fix.partition("\n")  # a fix of several lines stays in its column
+            lines.append(f"{'':24} fix: {first}")
+            lines += [f"{'':29}{line}" for line in textwrap.dedent(more).splitlines()]
     counts = {severity: sum(f.severity is severity for f in findings) for severity in Severity}
     lines.append(f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s), {counts[Severity.OK]} ok")
     return "\n".join(lines)

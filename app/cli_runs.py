@@ -131,11 +131,7 @@ def continuing_shell(
     if problem:
         unrecorded = "" if recorded else " (it was started before Interlock recorded how runs are launched)"
         raise ConfigError(f"run {run_id} cannot go on{unrecorded}: {problem}")
-    shell = shell_with(repo, settings, gates)
-    if relaunch is not None:
-        changed = ", ".join(relaunch.changed)
-        shell.progress.line(f"{command} overrides the run's {changed}, from now on")
-    return shell, relaunch
+    return shell_with(repo, settings, gates), relaunch
 
 
 def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
@@ -162,6 +158,8 @@ def continue_run(
     shell, relaunch = continuing_shell(repo, run_id, line, command, runs_agents=kind not in (ev.Deliver, ev.Abandon))
     if kind not in (ev.Abandon, ev.Deliver):  # these call no agent
         check_calls(shell, run_id)
+    if relaunch is not None:  # said once the override passed its checks: a refused one changes nothing
+        shell.progress.line(f"{command} overrides the run's {', '.join(relaunch.changed)}, from now on")
     name = kind.__name__.lower()
     run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), launch=relaunch, **fields))
     emit_run(run, shell, as_json)

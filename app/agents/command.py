@@ -176,22 +176,51 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
+class Kept:
+    """At most ``OUTPUT_LIMIT`` bytes of a stream: its first half and its last half, the cut marked.
+
+    The end matters most: the verdict line comes last, and an answer whose last bytes were dropped would
+    route as if it had no verdict (``PASS`` where ``PASS`` is a label)."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.half = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.cut = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.half - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[max(room, 0) :]
+        if len(self.tail) > 2 * self.half:  # trimmed now and then, not on every chunk
+            self.trim()
+
+    def trim(self) -> None:
+        extra = len(self.tail) - self.half
+        if extra > 0:
+            del self.tail[:extra]
+            self.cut += extra
+
+    def value(self) -> bytes:
+        self.trim()
+        marker = f"\n[… {self.cut} bytes of output cut …]\n".encode() if self.cut else b""
+        return bytes(self.head) + marker + bytes(self.tail)
+
+
 def _drain(stream: IO[bytes], into: list[bytes]) -> None:
-    kept = 0
+    kept = Kept()
     for chunk in iter(lambda: stream.read(65536), b""):
-        if kept < OUTPUT_LIMIT:
-            into.append(chunk[: OUTPUT_LIMIT - kept])
-            kept += len(into[-1])
+        kept.add(chunk)
+    into.append(kept.value())
 
 
 def _read_lines(stream: IO[bytes], on_line: Callable[[str], None] | None) -> bytes:
-    """The output (its first ``OUTPUT_LIMIT`` bytes), each whole line handed to ``on_line`` as it comes."""
-    kept: list[bytes] = []
-    size, pending = 0, b""
+    """The output (its first and last ``OUTPUT_LIMIT / 2`` bytes), each whole line handed to ``on_line`` as
+    it comes."""
+    kept = Kept()
+    pending = b""
     for chunk in iter(lambda: stream.readline(LINE_LIMIT), b""):
-        if size < OUTPUT_LIMIT:
-            kept.append(chunk[: OUTPUT_LIMIT - size])
-            size += len(kept[-1])
+        kept.add(chunk)
         if on_line is None:
             continue
         pending = pending + chunk if len(pending) < LINE_LIMIT else pending
@@ -201,7 +230,7 @@ def _read_lines(stream: IO[bytes], on_line: Callable[[str], None] | None) -> byt
             pending = b""
     if on_line is not None and pending and len(pending) <= LINE_LIMIT:
         on_line(pending.decode("utf-8", errors="replace"))
-    return b"".join(kept)
+    return kept.value()
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -210,4 +239,4 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
 
 def _text(raw: bytes) -> str:
-    return raw[:OUTPUT_LIMIT].decode("utf-8", errors="replace")
+    return raw.decode("utf-8", errors="replace")

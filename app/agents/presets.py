@@ -21,6 +21,7 @@ from typing import Any, Self
 
 from app.agents.base import AgentCall
 from app.agents.command import CommandAgent, LineReader, Parsed
+from app.agents.prices import PriceTable, price_table
 from app.engine.record import MissionKind, Usage
 
 
@@ -101,16 +102,16 @@ class ClaudeAgent(CommandAgent):
     def parse(self, stdout: str, call: AgentCall, scratch: Path, reader: LineReader | None) -> Parsed:
         events = reader if isinstance(reader, ClaudeEvents) else ClaudeEvents.of(stdout)
         data = events.result
-        if data is None:
+        if data is None:  # cut short, or output it cannot read: Claude ran, and what it cost is not known
             answer = events.last_text or stdout
-            return _noted(answer, events.problem), None, events.session, events.model
+            return _noted(answer, events.problem), Usage(calls=1, cost_usd=None), events.session, events.model
         found = data.get("usage")
         usage_data: dict[str, Any] = found if isinstance(found, dict) else {}
         usage = Usage(
             calls=1,
             input_tokens=_int(usage_data.get("input_tokens")) + _int(usage_data.get("cache_read_input_tokens")),
             output_tokens=_int(usage_data.get("output_tokens")),
-            cost_usd=float(data.get("total_cost_usd") or data.get("cost_usd") or 0.0),
+            cost_usd=_cost(data),
             seconds=_int(data.get("duration_ms")) / 1000,
         )
         result = data.get("result")
@@ -142,10 +143,15 @@ class CodexEvents(JsonEvents):
 
 
 class CodexAgent(CommandAgent):
-    def __init__(self, executable: str = "codex", extra: list[str] | None = None) -> None:
+    """Codex reports tokens, not money: its cost is estimated from the price table, else unknown."""
+
+    def __init__(
+        self, executable: str = "codex", extra: list[str] | None = None, prices: PriceTable | None = None
+    ) -> None:
         super().__init__([executable], name="codex")
         self.executable = executable
         self.extra = extra or []
+        self.prices = prices or price_table()
 
     def argv(self, call: AgentCall, scratch: Path) -> list[str]:
         argv = [self.executable, "exec"]
@@ -163,7 +169,8 @@ class CodexAgent(CommandAgent):
         events = reader if isinstance(reader, CodexEvents) else CodexEvents.of(stdout)
         written = scratch / "last.md"
         answer = written.read_text(encoding="utf-8") if written.exists() else events.last_message or stdout
-        return _noted(answer, events.problem), events.usage, events.session, None
+        usage = self.prices.estimate(events.usage, call.model)
+        return _noted(answer, events.problem), usage, events.session, None
 
 
 class AiderAgent(CommandAgent):
@@ -204,6 +211,15 @@ def _json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _cost(result: dict[str, Any]) -> float | None:
+    """The cost Claude Code reports in its result; none reported is an unknown cost, not a free call."""
+    for key in ("total_cost_usd", "cost_usd"):
+        value = result.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
 
 
 def _int(value: Any) -> int:

@@ -14,7 +14,7 @@ from app.agents.base import Agent
 from app.agents.command import CommandAgent
 from app.agents.http import anthropic_agent, openai_agent
 from app.agents.presets import AiderAgent, ClaudeAgent, CodexAgent
-from app.agents.prices import ModelPrice
+from app.agents.prices import ModelPrice, price_table
 from app.engine.errors import InterlockError
 
 
@@ -29,8 +29,10 @@ def agent_from_spec(spec: str, prices: Mapping[str, ModelPrice] | None = None) -
     name, _, rest = spec.partition(":")
     if spec == "demo":
         return CommandAgent([sys.executable, "-m", "app.agents.demo"], name="demo")
-    if spec in ("claude", "codex", "aider"):
-        return {"claude": ClaudeAgent, "codex": CodexAgent, "aider": AiderAgent}[spec]()
+    if spec == "codex":
+        return CodexAgent(prices=price_table(prices))
+    if spec in ("claude", "aider"):
+        return {"claude": ClaudeAgent, "aider": AiderAgent}[spec]()
     if name in ("openai", "anthropic") and rest:
         model, _, url = rest.partition("@")
         if name == "openai":

@@ -57,6 +57,19 @@ def create_run_branch(repo: git.Repo, branch: str, base: str, title: str) -> str
     return str(commit)
 
 
+def drop_unused_start(repo: git.Repo, branch: str) -> bool:
+    """Delete ``branch`` if it holds nothing but its empty start commit: what a ``run`` killed between making
+    the branch and saving the run's first record leaves behind. Called only for a run with no record."""
+    if branch not in [head.name for head in repo.heads]:
+        return False
+    head = repo.heads[branch].commit
+    start = f"interlock: start run branch {branch}\n"
+    if len(head.parents) != 1 or head.tree != head.parents[0].tree or not str(head.message).startswith(start):
+        return False
+    repo.git.update_ref("-d", f"refs/heads/{branch}", head.hexsha)
+    return True
+
+
 def worktree(repo: git.Repo, branch: str, run_id: str) -> Path:
     """The worktree of the run branch, created on first use and reused by every mission."""
     path = Path(repo.git_dir) / "interlock" / "worktrees" / run_id

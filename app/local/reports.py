@@ -200,8 +200,9 @@ def render_status(
     if graph is not None:
         visits = ", ".join(f"{n.stage} {run.visits.get(n.stage, 0)}/{n.max_visits}" for n in graph.nodes)
         lines.append(f"  visits   {visits}")
-    if run.reason:
-        lines.append(f"  reason   {run.reason.code.value}: {run.reason.message}")
+    if run.reason:  # a failed mission's message carries its output, on lines of their own
+        first, *more = f"{run.reason.code.value}: {run.reason.message}".splitlines() or [""]
+        lines += [f"  reason   {first}", *(f"           {line}" if line else "" for line in more)]
     if run.gate:
         lines.append(f"  gate     {run.gate.stage} on {run.gate.verdict} since {run.gate.opened_at:%Y-%m-%d %H:%M}")
         if gate_answer is not None:
@@ -245,6 +246,8 @@ def next_step(run: Run, runner: str | None = None) -> str:
     """What a person must do now, if anything."""
     if run.status is Status.RUNNING and runner == "stopped":
         return f"the runner stopped; `interlock resume {run.id}`"
+    if run.status is Status.RUNNING and run.stop_requested:
+        return "nothing: a stop was asked; the run stops when its current mission returns"
     hints = {
         "gate_wait": f"interlock approve {run.id} [--note T]  or  interlock amend {run.id} --note T",
         "awaiting_input": f"interlock answer {run.id} --text T",

@@ -53,16 +53,27 @@ from app.engine.step import step
 from app.engine.validate import parse_graph
 from app.local import missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
-from app.local.gitops import create_run_branch, merged_into_base, open_repo, remove_worktree, worktree
+from app.local.gitops import (
+    create_run_branch,
+    drop_unused_start,
+    merged_into_base,
+    open_repo,
+    remove_worktree,
+    worktree,
+)
 from app.local.launch import make_launch
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.store.gitstore import GitStore
-from app.store.journal import decision_path, encode_json
+from app.store.journal import decision_path, encode_json, record_path
 
 MAX_RETRIES = 20
 LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
 LOCAL_ORIGINS = ("", "local")  # runs started here; the others are driven elsewhere (GitHub Actions)
 Ask = Callable[[str], str]
+GATE_ANSWERS = ("a", "approve", "y", "yes", "m", "amend", "s", "stop", "")  # empty: stop here, as for questions
+# Messages written for the issue on GitHub (a pull request to approve, to merge) that the local shell says in
+# its own terms, from the gate and the ready delivery: printed, they would name a pull request there is not.
+SAID_LOCALLY = ("gate", "end")
 
 
 class RunBusy(InterlockError):
@@ -149,6 +160,8 @@ class LocalShell:
         launch = launch or make_launch(self.config, self.gates, (None, None), "run", at)
         run_id = run_id or new_run_id()
         branch = f"interlock/{run_id}"
+        if self.store.read(record_path(run_id)) is None:  # a start killed before its record: start again
+            drop_unused_start(self.repo, branch)
         create_run_branch(self.repo, branch, self.config.base, title)
         event = Start(
             key=f"{run_id}/start",
@@ -267,6 +280,8 @@ class LocalShell:
         view = gate_answer(current, self.store, screen_lines())
         shown = f"{render_gate_answer(view)}\n\n" if view is not None else ""
         answer = self.ask(f"{shown}Gate at {effect.stage} ({effect.verdict}). [a]pprove, [m]end, or [s]top? ")
+        while answer.strip().lower() not in GATE_ANSWERS:  # a typo must not leave the gate unnoticed
+            answer = self.ask("Type a (approve), m (amend) or s (stop here; approve or amend later): ")
         key = f"{run.id}/gate/{effect.mission}/{current.version}"
         if answer.strip().lower() in ("a", "approve", "y", "yes"):
             note = self.ask("Note for the next steps (optional): ").strip()
@@ -294,7 +309,8 @@ class LocalShell:
 
     def _show(self, effect: Effect) -> None:
         if isinstance(effect, PostMessage):
-            self.progress.line(effect.text or effect.kind)
+            if effect.kind not in SAID_LOCALLY:
+                self.progress.line(effect.text or effect.kind)
         elif isinstance(effect, Escalate):
             self.progress.line(f"stopped: {effect.reason.code.value} at {effect.reason.stage}: {effect.reason.message}")
         elif isinstance(effect, FileRequest):

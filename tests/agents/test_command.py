@@ -337,3 +337,24 @@ def test_prompt_and_usage_files_leave_nothing_to_commit(tmp_path: Path, workdir:
     assert sorted(p.name for p in workdir.iterdir()) == [".git"]
     prompt_file, usage_file = (Path(p) for p in json.loads(outcome.answer))
     assert not prompt_file.exists() and not usage_file.exists(), "scratch files outlived the mission"
+
+
+def test_an_answer_longer_than_the_output_limit_keeps_its_last_lines_and_verdict(tmp_path: Path, workdir: Path) -> None:
+    # SPEC V5: the verdict is the answer's last VERDICT line; cutting the end of a long answer would route a
+    # FAIL as if no verdict were given (PASS where PASS is a label)
+    agent = python_agent(
+        tmp_path,
+        """
+        import sys
+        sys.stdin.read()
+        sys.stdout.write("first line\\n" + "noise " * 1_000_000 + "\\nVERDICT: FAIL\\n")
+        sys.stderr.write("err-start\\n" + "e" * 6_000_000 + "\\nerr-end\\n")
+        sys.exit(1)
+        """,
+    )
+    outcome = agent.run(make_call(workdir))
+    assert outcome.answer.startswith("first line\n")
+    assert "VERDICT: FAIL" in outcome.answer.split("[stderr]")[0]
+    assert "bytes of output cut" in outcome.answer
+    assert "err-end" in outcome.answer  # the end of stderr, where the cause usually is
+    assert len(outcome.answer.encode()) <= 4 * 1024 * 1024 + 5000

@@ -303,7 +303,25 @@ def test_claude_output_that_is_not_json_is_the_answer_as_is(fake_bin: Path, work
     assert outcome.status is MissionStatus.DONE
     assert outcome.answer == raw
     assert outcome.session_id is None
-    assert outcome.usage.cost_usd == 0.0
+    assert outcome.usage.cost_usd is None  # SPEC P3: Claude ran; what it cost is unknown, never $0
+
+
+def test_claude_cut_short_before_its_result_has_an_unknown_cost_not_zero(
+    fake_bin: Path, workdir: Path, record_file: Path
+) -> None:
+    # SPEC P3: a Claude Code run killed or failed before its result event spent money nobody measured
+    call = make_call(workdir, record_file, env={"FAKE_NO_RESULT": "1", "FAKE_EXIT": "1"})
+    outcome = ClaudeAgent().run(call)
+    assert outcome.usage.cost_usd is None
+    assert outcome.usage.calls == 1
+
+
+def test_claude_result_without_a_cost_has_an_unknown_cost(fake_bin: Path, workdir: Path, record_file: Path) -> None:
+    # SPEC P3: a result event that names no cost is not a free call
+    result = json.dumps({"type": "result", "result": "Done.\nVERDICT: PASS", "session_id": "s-1", "usage": {}})
+    outcome = ClaudeAgent().run(make_call(workdir, record_file, env={"FAKE_STDOUT": result}))
+    assert outcome.answer == "Done.\nVERDICT: PASS"
+    assert outcome.usage.cost_usd is None
 
 
 def test_claude_exiting_non_zero_is_failed_with_its_result_as_the_cause(
@@ -370,6 +388,16 @@ def test_codex_reads_answer_from_last_message_session_from_thread_and_sums_usage
     assert outcome.answer == "Final answer from the last-message file.\nVERDICT: PASS"
     assert outcome.session_id == "thread-77"
     assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (150, 10)
+    assert outcome.usage.cost_usd is None  # SPEC P3: tokens, no model named, no price: unknown, never $0
+
+
+def test_codex_cost_is_estimated_from_the_price_table_for_a_model_it_prices(
+    fake_bin: Path, workdir: Path, record_file: Path
+) -> None:
+    # SPEC P3: Codex reports tokens, not money: tokens x the dated price table, marked an estimate
+    outcome = CodexAgent().run(make_call(workdir, record_file, model="o4-mini"))
+    assert outcome.usage.cost_usd == pytest.approx((150 * 1.1 + 10 * 4.4) / 1_000_000)
+    assert outcome.usage.estimated is True
 
 
 def test_codex_without_a_last_message_file_answers_with_the_last_agent_message(

@@ -132,6 +132,18 @@ def test_an_override_on_resume_is_used_recorded_and_stays_in_force(tmp_path: Pat
     assert f"agents   default {B}\n" in status and "set by `resume` (agent)" in status
 
 
+def test_an_override_refused_by_the_checks_is_neither_announced_nor_recorded(tmp_path: Path) -> None:
+    # SPEC J1: a continuing command whose --agent cannot run leaves the run as it was, and says only that
+    bench = Bench(tmp_path)
+    bench.start("--agent", A)
+    refused = bench.interlock("approve", "r1", "--agent", "no-such-agent-program")
+    assert refused.returncode == 2
+    assert "cannot go on; it was left as it was" in refused.stderr
+    assert "overrides" not in refused.stderr
+    recorded = bench.json("status", "r1")
+    assert recorded["status"] == "gate_wait" and recorded["relaunches"] == []
+
+
 def test_gates_overridden_on_approve_make_the_rest_of_the_run_autopilot(tmp_path: Path) -> None:
     # SPEC H4, J1: --gates approve on a continuing command is recorded and passes the next gates
     bench = Bench(tmp_path)

@@ -134,7 +134,7 @@ def test_with_claude_on_path_the_run_starts_and_calls_it(repo: Path, tmp_path: P
     started = interlock(*args, env={"PATH": toolbox(tmp_path, "bin-claude", claude=True), "CLAUDE_LOG": str(log)})
     assert started.returncode == 0, started.stderr
     assert json.loads(started.stdout)["status"] == "gate_wait"
-    assert log.read_text().startswith("-p --output-format stream-json")
+    assert log.read_text().startswith("-p --output-format stream-json --verbose")
 
 
 def test_continuing_commands_check_the_agents_before_driving_the_run(repo: Path, tmp_path: Path) -> None:
@@ -194,6 +194,21 @@ def test_doctor_checks_locally_and_exits_1_on_errors(repo: Path, tmp_path: Path)
     healthy = interlock("doctor", "--repo", str(repo), "--config", str(fixed), env={"PATH": toolbox(tmp_path, "ok")})
     assert healthy.returncode == 0, healthy.stdout
     assert healthy.stdout.splitlines()[-1].startswith("0 error(s)")
+
+
+def test_doctor_says_when_no_agent_is_named_as_run_would_refuse(repo: Path, tmp_path: Path) -> None:
+    # SPEC J1: `run` refuses a graph whose steps have no agent; doctor, checking what a run needs, says so
+    env = {"PATH": toolbox(tmp_path, "bin")}
+    bare = interlock("doctor", "--repo", str(repo), "--json", env=env)
+    found = {item["code"]: item for item in json.loads(bare.stdout)["findings"] if item["code"] == "agent-spec"}
+    assert bare.returncode == 0 and found["agent-spec"]["severity"] == "warning"
+    assert "--agent SPEC" in found["agent-spec"]["fix"]
+    text = interlock("doctor", "--repo", str(repo), "--graph", GATED, env=env)
+    assert text.returncode == 1
+    assert "error   agent-spec       agent: no agent does the steps of capability coding" in text.stdout
+    assert f"\n{'':29}agent: SPEC " in text.stdout  # the fix's lines stay in its column
+    named = interlock("doctor", "--repo", str(repo), "--agent", "demo", "--graph", GATED, "--json", env=env)
+    assert named.returncode == 0 and "agent-spec" not in named.stdout
 
 
 def test_git_version_checked_against_what_runs_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ from app.engine.errors import InterlockError
 from app.engine.record import MissionStatus, ReasonCode, Status
 from app.engine.validate import parse_graph
 from app.local.config import GateMode
-from app.local.gitops import GitProblem
+from app.local.gitops import IDENTITY, GitProblem, create_run_branch
 from app.local.missions import now
 from tests.helpers import edge, graph, node
 from tests.local.harness import Bench, graph_file
@@ -51,6 +51,23 @@ def test_review_loop_reaches_the_end_with_commits_and_a_readable_journal(tmp_pat
         mission["answer"] == "missing tests\nVERDICT: FAIL\n" and "missing tests" not in record["context"]["results"][0]
     )
     assert bench.repo.active_branch.name == "main" and not bench.repo.is_dirty(untracked_files=True)
+
+
+def test_a_start_killed_before_its_first_record_leaves_no_branch_in_the_way(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J2: a kill -9 between making the run branch and saving the record leaves only the empty start commit;
+    # starting again with the same id takes that branch over, while a branch with work on it is never touched
+    bench = Bench(tmp_path, {"work": WORK, "review": {"answer": "VERDICT: PASS"}}, monkeypatch)
+    create_run_branch(bench.repo, "interlock/r-killed", "develop", "x")  # what the killed start left
+    run = bench.shell().start(LOOP, "Do the work", "", run_id="r-killed")
+    assert run.status is Status.AWAITING_MERGE and bench.repo.git.log("--format=%s", run.branch).count("start") == 1
+    create_run_branch(bench.repo, "interlock/r-work", "develop", "x")
+    with bench.repo.git.custom_environment(**IDENTITY):  # a person's commit on it: no longer an unused start
+        tree = bench.repo.git.rev_parse("develop^{tree}")
+        work = bench.repo.git.commit_tree(tree, "-p", "interlock/r-work", "-m", "mine")
+    bench.repo.git.update_ref("refs/heads/interlock/r-work", work)
+    with pytest.raises(GitProblem, match="already exists"):
+        bench.shell().start(LOOP, "Do the work", "", run_id="r-work")
+    assert bench.repo.heads["interlock/r-work"].commit.hexsha == work
 
 
 def test_missing_base_branch_is_a_clear_error(tmp_path: Path, monkeypatch: Any) -> None:

@@ -175,3 +175,53 @@ def test_a_squash_merge_is_not_seen(tmp_path: Path, monkeypatch: Any) -> None:
         bench.repo.git.commit("-m", "squashed")
     assert (bench.folder / "src" / "work.txt").exists()
     assert shell.notice_merge(shell.store.load(run.id)).status is Status.AWAITING_MERGE
+
+
+def test_ask_mode_asks_again_after_an_answer_it_cannot_read_at_a_gate(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC H1: a typo at the gate prompt neither passes the gate nor leaves it silently
+    bench = Bench(tmp_path, {"edit": {"answer": "the quote", "write": {"q.txt": "quote"}}}, monkeypatch)
+    prompts: list[str] = []
+    answers = iter(["aprove", "a", "looks right"])
+
+    def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(answers)
+
+    run = bench.shell(GateMode.ASK, ask=ask).start(graph_file("basics/quote-edit.json"), "Edit", "")
+    assert run.status is Status.AWAITING_MERGE
+    assert prompts[1].startswith("Type a (approve), m (amend) or s (stop here")
+    assert "looks right" in json.dumps(run.context.preamble[-1].text)
+
+
+def test_local_progress_names_no_pull_request(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC H1, GH6: locally a gate is approved with `interlock approve` and the run branch merged by hand;
+    # the messages written for the issue on GitHub (approve the pull request...) are not printed here
+    bench = Bench(tmp_path, {"edit": {"answer": "the quote", "write": {"q.txt": "quote"}}}, monkeypatch)
+    shell = bench.shell()
+    shell.progress = Progress(io.StringIO())
+    run = shell.start(graph_file("basics/quote-edit.json"), "Edit", "")
+    assert run.status is Status.GATE_WAIT
+    shell.send(run.id, at(run.id, ev.GateApproved, note="", by="me"))
+    printed = shell.progress.stream.getvalue()  # type: ignore[attr-defined]
+    assert "edit · gate open: PASS waits for a person" in printed
+    assert "delivery ready: review the run branch and merge it yourself" in printed
+    assert "pull request" not in printed
+
+
+def test_a_reason_of_several_lines_stays_inside_the_status_block(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC E2: the cause of a failed mission (its stderr) is shown under `reason`, not at the left margin
+    bench = Bench(tmp_path, {"work": {"answer": "partial work\nthen: boom", "exit": 3}}, monkeypatch)
+    run = bench.shell().start(LOOP, "Greet", "")
+    assert run.status is Status.FAILED and run.reason is not None and "\n" in run.reason.message
+    shown = render_status(run, LOOP)
+    block = shown.split("  reason   ", 1)[1].split("\n  budget", 1)[0]
+    assert all(line.startswith("           ") or not line for line in block.splitlines()[1:])
+
+
+def test_status_of_a_running_run_with_a_stop_asked_says_it_will_stop(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J4: after `interlock stop` a live run ends at its mission's return: status says that, not "working"
+    bench = Bench(tmp_path, ASKING, monkeypatch)
+    run = bench.shell().start(LOOP, "Greet", "")
+    running = run.but(status=Status.RUNNING, stop_requested=True)
+    assert "a stop was asked; the run stops when its current mission returns" in render_status(running, LOOP, "live")
+    assert "the runner stopped; `interlock resume" in render_status(running, LOOP, "stopped")
