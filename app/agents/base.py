@@ -42,6 +42,10 @@ class AgentCall:
     # Called with the agent's own session id as soon as the agent reveals it, while it still works: the
     # shell keeps it in the in-flight record, so a resume after the runner died continues it (SPEC J3).
     on_session: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    # Called with the agent's process id (the leader of its own process group) once it is started: the local
+    # shell writes it down, so that an agent left running by a runner that died is stopped before the run
+    # goes on (app/local/leftovers.py).
+    on_start: Callable[[int], None] | None = field(default=None, compare=False, repr=False)
 
     def variables(self) -> dict[str, str]:
         return {

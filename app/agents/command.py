@@ -127,6 +127,8 @@ def run_process(
         )
     except (FileNotFoundError, PermissionError) as exc:
         return 127, "", f"cannot run {shlex.join(argv)}: {exc}", False
+    if call.on_start is not None:
+        call.on_start(process.pid)
     prompt = (call.prompt if stdin is None else stdin).encode("utf-8")
     code, out, err, timed_out = _serve(process, prompt, call.timeout_s, on_line)
     return code, _text(out), _text(err), timed_out

@@ -53,6 +53,7 @@ def run_mission(
     effect: DispatchMission,
     config: LocalConfig,
     on_session: Callable[[str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> Done:
     tree = worktree(repo, run.branch, run.id)
     before = head_of(tree)
@@ -71,6 +72,7 @@ def run_mission(
         tools=_role_tools(config, effect.capability),
         timeout_s=config.timeout_s,
         on_session=on_session,
+        on_start=on_start,
     )
     outcome = run_check(call, effect.check) if effect.check is not None else _run_agent(config, call)
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"

@@ -51,7 +51,7 @@ from app.engine.graph import Graph
 from app.engine.record import FINAL, Launch, Run, Status
 from app.engine.step import step
 from app.engine.validate import parse_graph
-from app.local import missions
+from app.local import leftovers, missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
     create_run_branch,
@@ -254,8 +254,14 @@ class LocalShell:
         if self.store.load(run.id).stop_requested:
             return missions.skipped(run, effect)
         keep = self._session_keeper(run.id, graph, effect.seq)
+        agent = self._agent_path(run.id)
         with self.progress.running(f"{effect.stage} · mission #{effect.seq} ({effect.kind.value})"):
-            return missions.run_mission(self.repo, run, effect, self.config, keep)
+            try:
+                return missions.run_mission(
+                    self.repo, run, effect, self.config, keep, lambda pid: leftovers.remember(agent, pid)
+                )
+            finally:
+                leftovers.forget(agent)
 
     def _session_keeper(self, run_id: str, graph: Graph, seq: int) -> Callable[[str], None]:
         """Save the agent's session id in the in-flight record the moment the agent reveals it, so that a
@@ -336,6 +342,10 @@ class LocalShell:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
+    def _agent_path(self, run_id: str) -> Path:
+        """Where the runner writes down the process group of the agent it runs (app/local/leftovers.py)."""
+        return self._lock_path(run_id).with_suffix(".agent")
+
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         with self._lock_path(run_id).open("a+") as handle:
@@ -352,6 +362,9 @@ class LocalShell:
             handle.truncate()
             handle.write(str(os.getpid()))
             handle.flush()
+            stopped = leftovers.stop_leftover(self._agent_path(run_id))
+            if stopped is not None:
+                self.progress.line(f"stopped the agent (process group {stopped}) a runner that died left running")
             yield
 
     def _check_not_busy(self, run_id: str) -> None:

@@ -170,3 +170,56 @@ def test_stop_from_another_process_during_the_last_mission_wins_over_the_end(tmp
     after = json.loads(resumed.stdout)
     assert after["status"] == "awaiting_merge" and after["mission_count"] == 2
     assert sorted(p.name for p in (tmp_path / "log").glob("*.txt")) == ["0001-work.txt", "0002-review.txt"]
+
+
+def alive(pid: int) -> bool:
+    from app.local.leftovers import started_at
+
+    return started_at(pid) is not None
+
+
+def test_an_agent_left_running_by_a_killed_runner_is_stopped_before_the_run_goes_on(tmp_path: Path) -> None:
+    # SPEC J3: kill -9 of the runner alone leaves its agent running (it has a process group of its own);
+    # the next process that drives the run stops it, so two agents never work in one worktree
+    repo, env = setup(
+        tmp_path,
+        {
+            "work": {"answer": "did it", "write": {"w.txt": "w"}},
+            "review:1:deliver": {"answer": "VERDICT: PASS", "sleep": 60},
+            "review:1:resume": {"answer": "VERDICT: PASS"},
+        },
+    )
+    runner = start(tmp_path, repo, env, "orphan")
+    wait_for(tmp_path / "log" / "0002-review.started")
+    written = repo / ".git" / "interlock" / "locks" / "orphan.agent"
+    wait_for(written)
+    agent = int(written.read_text().split()[0])
+    os.kill(runner.pid, signal.SIGKILL)  # the runner only: its agent lives on
+    runner.wait(timeout=10)
+    assert alive(agent)
+    resumed = interlock("resume", "orphan", "--json", env=env, repo=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"process group {agent}" in resumed.stderr
+    deadline = time.monotonic() + 10
+    while alive(agent):
+        assert time.monotonic() < deadline, "the left-over agent still runs"
+        time.sleep(0.05)
+    assert json.loads(resumed.stdout)["status"] == "awaiting_merge"
+    assert not written.exists()
+
+
+def test_a_process_id_reused_by_another_process_is_never_killed(tmp_path: Path) -> None:
+    # the written start time must match: a pid reused after the agent ended belongs to someone else
+    from app.local.leftovers import remember, stop_leftover
+
+    bystander = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        path = tmp_path / "run.agent"
+        path.write_text(f"{bystander.pid} 1\n")  # same id, another start time
+        assert stop_leftover(path) is None and bystander.poll() is None and not path.exists()
+        remember(path, bystander.pid)
+        assert stop_leftover(path) == bystander.pid
+        assert bystander.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if bystander.poll() is None:
+            bystander.kill()
