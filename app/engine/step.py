@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.engine.budget import arm
 from app.engine.context import Context, Result, add_note
-from app.engine.effects import Effect, Finish, PostMessage
+from app.engine.effects import Effect
 from app.engine.errors import EventRejected, RunFinished, StaleEvent
 from app.engine.events import (
     Abandon,
@@ -38,24 +37,33 @@ from app.engine.flow import (
     NOT_MISSIONS,
     ask_advisor,
     ask_decision,
-    dispatch,
     enter,
     escalate,
-    follow,
     interrupt,
-    note_person,
-    reach_end,
     route_result,
     settle,
     spend,
 )
-from app.engine.graph import END, FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
+from app.engine.graph import FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
+from app.engine.people import (
+    on_abandon,
+    on_closed,
+    on_deliver,
+    on_gate_amended,
+    on_gate_approved,
+    on_input,
+    on_linked,
+    on_merged,
+    on_resume,
+    on_route,
+    on_stop,
+    on_upstream,
+)
 from app.engine.record import (
     AUTOPILOT_GATES,
     FINAL,
     KEY_WINDOW,
     RELAUNCH_WINDOW,
-    RESUMABLE,
     Launch,
     MissionKind,
     MissionStatus,
@@ -65,7 +73,7 @@ from app.engine.record import (
     Status,
 )
 from app.engine.transition import Transition
-from app.engine.verdict import parse_verdict, route_verdict
+from app.engine.verdict import parse_verdict
 
 Handler = Callable[[Transition, Any], None]
 
@@ -149,16 +157,6 @@ def _relaunch(t: Transition, launch: Launch) -> None:
     in the same transition as the command's own event; the oldest overrides leave the window (SPEC J5)."""
     t.run.relaunches = [*t.run.relaunches, launch][-RELAUNCH_WINDOW:]
     t.run.autopilot = launch.gates == AUTOPILOT_GATES
-
-
-def _reject(t: Transition, event: Event, message: str) -> EventRejected:
-    return EventRejected(t.run.id, t.run.status.value, type(event).__name__, message)
-
-
-def _require(t: Transition, event: Event, *statuses: Status) -> None:
-    if t.run.status not in statuses:
-        wanted = " or ".join(s.value for s in statuses)
-        raise _reject(t, event, f"the run must be {wanted}")
 
 
 def on_mission_finished(t: Transition, event: MissionFinished) -> None:
@@ -278,148 +276,6 @@ def on_advice(t: Transition, event: AdviceReturned) -> None:
         enter(t, waiting.stage, MissionKind.RETRY, note=f"Advisor's instruction: {event.instruction.strip()}")
     else:
         escalate(t, ReasonCode.MISSION_FAILED, waiting.extra or f"mission at {waiting.stage!r} failed")
-
-
-def on_gate_approved(t: Transition, event: GateApproved) -> None:
-    _require(t, event, Status.GATE_WAIT)
-    gate = t.run.gate
-    assert gate is not None
-    note_person(t, f"Gate approved at {gate.stage} by {event.by or 'a person'}", event.note)
-    t.run.status = Status.RUNNING
-    t.add_line(f"gate of {gate.stage} approved")
-    edge = route_verdict(t.graph, gate.stage, gate.verdict).edge
-    assert edge is not None
-    follow(t, edge, by=event.by or "gate")
-
-
-def on_gate_amended(t: Transition, event: GateAmended) -> None:
-    _require(t, event, Status.GATE_WAIT)
-    gate = t.run.gate
-    assert gate is not None
-    note_person(t, f"Amendment at {gate.stage} by {event.by or 'a person'}", event.note)
-    t.run.gate = None
-    t.run.status = Status.RUNNING
-    t.add_line(f"gate of {gate.stage}: changes requested")
-    dispatch(t, MissionKind.AMEND, note=event.note)
-
-
-def on_stop(t: Transition, event: StopRequested) -> None:
-    """Mark the stop; it takes effect before the next mission or when the running one returns (SPEC J4)."""
-    if t.run.status in (Status.INTERRUPTED, Status.FAILED, Status.ESCALATED):
-        return  # already stopped: the reason it stopped for is kept
-    if t.run.status is Status.AWAITING_MERGE:
-        raise _reject(t, event, "the run is finished and waits for a person to merge; close the pull request instead")
-    if t.run.status is Status.RUNNING and t.run.waiting is not None:
-        t.run.stop_requested = True
-        return
-    interrupt(t)
-
-
-def on_resume(t: Transition, event: Resume) -> None:
-    """Re-enter with budgets re-armed (SPEC B4, J3); an interrupted mission resumes first, in its own session."""
-    crashed = t.run.status is Status.RUNNING and t.run.waiting is not None
-    if t.run.status not in RESUMABLE and not crashed:
-        raise _reject(t, event, "only a stopped, failed, escalated or waiting run can be resumed")
-    if event.stage is not None and not t.graph.has_stage(event.stage):
-        raise _reject(t, event, f"graph {t.graph.name!r} has no stage {event.stage!r}")
-    waiting = t.run.waiting
-    _rearm(t)
-    if waiting is not None and waiting.kind not in NOT_MISSIONS and event.stage in (None, waiting.stage):
-        settle(t, waiting.seq, status=MissionStatus.CRASHED)
-        t.run.stage = waiting.stage
-        t.run.visits = {waiting.stage: 1}
-        dispatch(t, MissionKind.RESUME, session_id=waiting.session_id)
-        return
-    enter(t, event.stage or t.run.stage)
-
-
-def _rearm(t: Transition) -> None:
-    run = t.run
-    run.visits, run.window, run.reason, run.gate, run.waiting = {}, arm(run.ledger), None, None, None
-    run.stop_requested, run.reasked, run.status = False, False, Status.RUNNING
-
-
-def on_route(t: Transition, event: RouteChosen) -> None:
-    """A person routes on a verdict of their choice from the current stage (SPEC E3)."""
-    if t.run.status not in RESUMABLE:
-        raise _reject(t, event, "a person can route only a stopped, failed, escalated or waiting run")
-    if not t.graph.has_stage(t.run.stage):
-        raise _reject(t, event, f"stage {t.run.stage!r} has no edges to choose from")
-    edge = route_verdict(t.graph, t.run.stage, event.verdict).edge
-    if edge is None or event.verdict.upper() in ("NEEDS_INPUT", "NEEDS_UPSTREAM"):
-        labels = ", ".join(t.graph.labels(t.run.stage)) or "none"
-        raise _reject(t, event, f"stage {t.run.stage!r} has no edge for {event.verdict!r}; its labels: {labels}")
-    _rearm(t)
-    follow(t, edge, by=event.by or "person")
-
-
-def on_deliver(t: Transition, event: Deliver) -> None:
-    if t.run.status not in RESUMABLE:
-        raise _reject(t, event, "only a stopped, failed, escalated or waiting run can be delivered by hand")
-    _rearm(t)
-    t.add_line(f"delivered by {event.by or 'a person'}")
-    reach_end(t)
-
-
-def _cancel_in_flight(t: Transition) -> None:
-    """A mission still awaited when the run ends by a person's hand is recorded as cancelled."""
-    if t.run.waiting is not None:
-        settle(t, t.run.waiting.seq, status=MissionStatus.CANCELLED)
-
-
-def on_abandon(t: Transition, event: Abandon) -> None:
-    _cancel_in_flight(t)
-    t.run.status = Status.CANCELLED
-    t.run.waiting = None
-    t.run.stop_requested = False
-    t.emit(PostMessage("cancelled", f"The run was abandoned by {event.by or 'a person'}."), Finish(Status.CANCELLED))
-
-
-def on_input(t: Transition, event: InputAnswered) -> None:
-    _require(t, event, Status.AWAITING_INPUT)
-    note_person(t, f"Answer from {event.by or 'a person'} at {t.run.stage}", event.text)
-    t.run.status = Status.RUNNING
-    dispatch(t, MissionKind.AMEND, note="A person answered your questions: see the end of the preamble.")
-
-
-def on_upstream(t: Transition, event: UpstreamChanged) -> None:
-    """The request filed upstream moved on; done or delivered resumes the run by itself (SPEC U3)."""
-    _require(t, event, Status.AWAITING_UPSTREAM)
-    upstream = t.run.upstream
-    assert upstream is not None
-    state = event.state.lower()
-    t.run.upstream = upstream.but(state=state, id=event.id or upstream.id)
-    if state in ("done", "delivered"):
-        note_person(t, "Upstream", f"The request to {upstream.target} ({upstream.title}) is {state}.")
-        t.run.status = Status.RUNNING
-        dispatch(t, MissionKind.DELIVER, note=f"The upstream request to {upstream.target} is {state}: continue.")
-    elif state == "rejected":
-        escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
-
-
-def on_linked(t: Transition, event: Linked) -> None:
-    t.run.links = {**t.run.links, **event.links}
-
-
-def on_merged(t: Transition, event: Merged) -> None:
-    _cancel_in_flight(t)
-    t.run.status = Status.DONE
-    t.run.stage = END
-    t.run.waiting = None
-    t.emit(
-        PostMessage("done", f"The pull request was merged by {event.by or 'a person'}: the run is done."),
-        Finish(Status.DONE),
-    )
-
-
-def on_closed(t: Transition, event: Closed) -> None:
-    _cancel_in_flight(t)
-    t.run.status = Status.CANCELLED
-    t.run.waiting = None
-    t.emit(
-        PostMessage("cancelled", "The pull request was closed without merge: the run is cancelled."),
-        Finish(Status.CANCELLED),
-    )
 
 
 HANDLERS: dict[type[Event], Handler] = {

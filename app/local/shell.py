@@ -12,15 +12,12 @@ import fcntl
 import json
 import os
 import secrets
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
 
 from app.engine.effects import (
     AskAdvisor,
@@ -62,6 +59,7 @@ from app.local.gitops import (
     worktree,
 )
 from app.local.launch import make_launch
+from app.local.progress import Progress
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.store.gitstore import GitStore
 from app.store.journal import decision_path, encode_json, record_path
@@ -79,49 +77,6 @@ SAID_LOCALLY = ("gate", "end")
 class RunBusy(InterlockError):
     def __init__(self, run_id: str, pid: str) -> None:
         super().__init__(f"run {run_id} is being executed by process {pid}; use `interlock stop {run_id}` first")
-
-
-class Progress:
-    """Progress lines with the run's elapsed time; on a terminal, a live line while a mission runs."""
-
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
-        self.stream = stream or sys.stderr
-        self.quiet = quiet
-        self.started = time.monotonic()
-
-    def line(self, text: str) -> None:
-        """One event, stamped; a text of several lines (a question, an answer) is printed whole, indented."""
-        if self.quiet:
-            return
-        stamp = f"{time.monotonic() - self.started:7.1f}s  "
-        first, *rest = text.splitlines() or [""]
-        lines = [stamp + first, *(" " * len(stamp) + line if line else "" for line in rest)]
-        print("\n".join(lines), file=self.stream, flush=True)
-
-    @contextmanager
-    def running(self, text: str) -> Iterator[None]:
-        """A line that counts the seconds while ``text`` goes on (terminals only; plain lines elsewhere)."""
-        self.line(f"{text} started")
-        if self.quiet or not self.stream.isatty():
-            yield
-            return
-        from rich.console import Console
-
-        began = time.monotonic()
-        with Console(file=self.stream).status(text) as status:
-            stop = threading.Event()
-
-            def tick() -> None:
-                while not stop.wait(0.5):
-                    status.update(f"{text} — {time.monotonic() - began:.0f}s")
-
-            ticker = threading.Thread(target=tick, daemon=True)
-            ticker.start()
-            try:
-                yield
-            finally:
-                stop.set()
-                ticker.join()
 
 
 def graph_path(run_id: str) -> str:
