@@ -13,6 +13,7 @@ gatekeepers: [alice, bob]        # review requested at gates
 autopilot: false
 policy: {maxCalls: 30}
 advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, revise or escalate (SPEC E4)
+prices: {my-model: {input: 0.5, output: 1.5}}   # USD per million tokens over the shipped table, for HTTP agents
 ```
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
 
@@ -52,6 +54,10 @@ class RepoConfig(BaseModel):
         None,
         min_length=1,
         description="agent spec of the advisor; written into each advisor order, which the job runs",
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model, over the shipped price table; written into each order",
     )
     runners: dict[str, str | list[str]] = Field(
         default_factory=dict,

@@ -197,12 +197,14 @@ class GitHubRuns:
     def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
         """Files saved with the transition: the decision file of an escalation, and the order of each
         mission or call it dispatches (read by the job, ``app/runner``). An advisor's order names the
-        advisor configured now, so the job runs what the default branch says, never the run branch."""
+        advisor configured now, so the job runs what the default branch says, never the run branch; every order
+        carries the repository's `prices:`, which the job's HTTP agents estimate their cost with."""
         files = {decision_path(run.id): e.decision.encode() for e in effects if isinstance(e, Escalate)}
         for effect in effects:
             if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
                 agent = self.config().advisor if isinstance(effect, AskAdvisor) else None
-                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(mission_order(effect, agent))
+                order = mission_order(effect, agent, self.config().prices)
+                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(order)
         return files
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:

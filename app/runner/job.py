@@ -222,8 +222,8 @@ def _work(
     spec = order.agent if order.kind is MissionKind.ADVISOR else settings.agent
     call = _call(run, order, settings, allowed_environment(env, (*agent_keys(spec or ""), *listed), read_token))
     if order.kind is MissionKind.ADVISOR:
-        return run_advisor(order.agent, call)
-    return agent_from_spec(settings.agent).run(call)
+        return run_advisor(order.agent, call, order.prices)
+    return agent_from_spec(settings.agent, order.prices).run(call)
 
 
 def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, str]) -> AgentCall:

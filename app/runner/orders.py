@@ -7,9 +7,13 @@ reads it instead of rebuilding anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
+from app.agents.prices import ModelPrice
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind
@@ -26,11 +30,22 @@ class Order:
     check: str | None = None
     session_id: str | None = None
     agent: str | None = None  # the agent the order names (an advisor's); else the job's own
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)  # the repository's `prices:` (USD per Mtok)
 
 
-def mission_order(effect: DispatchMission | AskDecision | AskAdvisor, agent: str | None = None) -> dict[str, Any]:
+def mission_order(
+    effect: DispatchMission | AskDecision | AskAdvisor,
+    agent: str | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
+) -> dict[str, Any]:
     """The order of one dispatched mission or call, as JSON-ready data; ``agent`` names who must answer it
-    (the repository's advisor for an advisor's order)."""
+    (the repository's advisor for an advisor's order); ``prices`` are the repository's own, over the shipped
+    table, for the cost estimates of HTTP agents."""
+    priced = {"prices": {model: price.model_dump() for model, price in prices.items()}} if prices else {}
+    return {**_order_fields(effect, agent), **priced}
+
+
+def _order_fields(effect: DispatchMission | AskDecision | AskAdvisor, agent: str | None) -> dict[str, Any]:
     if isinstance(effect, DispatchMission):
         return {
             "seq": effect.seq,
@@ -70,9 +85,19 @@ def read_order(data: dict[str, Any]) -> Order:
             check=data.get("check") if isinstance(data.get("check"), str) else None,
             session_id=data.get("session_id") if isinstance(data.get("session_id"), str) else None,
             agent=data.get("agent") if isinstance(data.get("agent"), str) and data.get("agent") else None,
+            prices=_read_prices(data.get("prices")),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"the mission order has no valid {exc}") from None
+
+
+def _read_prices(data: Any) -> dict[str, ModelPrice]:
+    if not data:
+        return {}
+    try:
+        return {str(model): ModelPrice.model_validate(price) for model, price in dict(data).items()}
+    except (ValidationError, TypeError, ValueError):
+        raise ValueError("the mission order has no valid 'prices'") from None
 
 
 def parse_advice(answer: str) -> tuple[str | None, str]:
