@@ -363,6 +363,28 @@ def test_an_agent_mission_commits_no_cache_the_repository_does_not_track(tmp_pat
     assert git(origin, "show", f"{BRANCH}:tracked.pyc") == "made by the agent"
 
 
+def test_caches_are_left_out_at_any_depth_and_the_repository_rules_still_count(tmp_path: Path) -> None:
+    # SPEC GH2: `.yarn/cache/` of a package in a monorepo is as much a cache as the root's; tracked files and
+    # the repository's own negations are committed as git's rules say
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "--quiet", str(repo)], check=True)
+    files = {"pkg/__pycache__/old.pyc": "tracked", "README.md": "# r\n", ".gitignore": "!keep.pyc\n"}
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    remote = Remote(repo)
+    remote.git("add", "--force", ".")
+    remote.git("commit", "--quiet", "-m", "initial")
+    made = ("pkg/__pycache__/old.pyc", "pkg/__pycache__/new.pyc", "keep.pyc", "web/app/node_modules/x/i.js")
+    made += ("packages/p/.yarn/cache/z.zip", ".yarn/cache/y.zip", "src/.venv/pyvenv.cfg", "lib/m.egg-info/PKG")
+    for name in made:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("made by the agent")
+    remote.commit_all("the agent's work")
+    committed = set(remote.git("show", "--name-only", "--format=", "HEAD").decode().split())
+    assert committed == {"pkg/__pycache__/old.pyc", "keep.pyc"}
+
+
 @pytest.mark.parametrize(
     ("mode", "why"),
     [
