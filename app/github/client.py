@@ -212,13 +212,18 @@ class Installation:
 
     def dispatched_titles(self, repo: str, branch: str) -> list[str]:
         """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
+        return [title for title, _ in self.dispatched_runs(repo, branch)]
+
+    def dispatched_runs(self, repo: str, branch: str) -> list[tuple[str, int | None]]:
+        """Title and id of the recent ``workflow_dispatch`` runs on ``branch``, newest first."""
         data = self.call(
             "GET",
             f"/repos/{repo}/actions/runs",
             params={"branch": branch, "event": "workflow_dispatch", "per_page": 50},
         )
         runs = data.get("workflow_runs", []) if isinstance(data, dict) else []
-        return [str(run.get("display_title", "")) for run in runs if isinstance(run, dict)]
+        found = [run for run in runs if isinstance(run, dict)]
+        return [(str(run.get("display_title", "")), _int_or_none(run.get("id"))) for run in found]
 
     def review_comments(self, repo: str, number: int, review_id: int) -> list[str]:
         """The inline comments of a review, as ``path:line: body`` lines (they are amendments too, SPEC GH5)."""
@@ -345,3 +350,7 @@ class Snapshot:
     head: str
     tree: str
     files: dict[str, str | None]
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
