@@ -188,13 +188,17 @@ class Installation:
         """Fast-forward only: a writer who moved the branch first makes this fail with ``RefConflict``."""
         self.call("PATCH", f"/repos/{repo}/git/refs/heads/{branch}", json={"sha": sha, "force": False})
 
+    def shown(self, body: str) -> str:
+        """A body as GitHub keeps it: secrets masked (agents' answers and decision files reach comments), and
+        cut to GitHub's limit, which refuses longer ones (422) — a delivery would fail on it for ever."""
+        return fit_body(self.redactor.text(body))
+
     def comment(self, repo: str, issue: int, body: str) -> int:
-        """A comment, with any secret masked (agents' answers and decision files reach comments)."""
-        data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.redactor.text(body)})
+        data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.shown(body)})
         return int(data["id"])
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
-        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.redactor.text(body)})
+        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.shown(body)})
 
     def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
         """``workflow_dispatch`` (at most 25 inputs); with ``return_run_details`` GitHub says the run id."""
@@ -289,7 +293,7 @@ class Installation:
         self.github.graphql(query, {"id": node_id})
 
     def create_issue(self, repo: str, title: str, body: str) -> dict[str, Any]:
-        body = self.redactor.text(body)
+        body = self.shown(body)
         data = self.call("POST", f"/repos/{repo}/issues", json={"title": self.redactor.text(title), "body": body})
         return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
 
@@ -354,3 +358,18 @@ class Snapshot:
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+BODY_LIMIT = 65536  # characters of an issue or comment body GitHub accepts
+CUT_NOTE = "\n\n… (cut: GitHub keeps at most 65536 characters)"
+
+
+def fit_body(body: str) -> str:
+    """``body`` within GitHub's limit, cut before its end; the hidden mark a comment ends with (``<!-- ... -->``,
+    how a redelivery finds it again) is kept."""
+    if len(body) <= BODY_LIMIT:
+        return body
+    head, sep, mark = body.rpartition("\n\n<!-- ")
+    tail = sep + mark if sep and len(mark) < 500 else ""
+    head = head if tail else body
+    return head[: BODY_LIMIT - len(CUT_NOTE) - len(tail)] + CUT_NOTE + tail

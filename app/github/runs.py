@@ -395,7 +395,7 @@ class GitHubRuns:
         if not comment:
             return
         body = render_status(run, graph, jobs)
-        if seen is not None and seen.comment_body(int(comment)) == self.api.redactor.text(body):
+        if seen is not None and seen.comment_body(int(comment)) == self.api.shown(body):
             return
         self.api.edit_comment(self.repo, int(comment), body)
 

@@ -696,3 +696,15 @@ def test_a_redelivery_keeps_the_job_link_of_the_status_comment(world: World) -> 
     before = len(world.fake.requests)
     assert world.deliver("issues", payload, delivery="delivery-1") is Outcome.HANDLED  # the label's redelivery
     assert writes(world, before) == [] and comment["body"] == shown
+
+
+def test_a_reply_too_long_for_github_is_cut_and_keeps_its_mark(world: World) -> None:
+    # SPEC GH7, GH8: GitHub refuses a comment over 65536 characters (422): a reply quoting a huge command, or an
+    # escalation quoting a long answer, is cut to fit (its hidden mark kept), never a delivery that fails for ever
+    _, issue = world.label()
+    assert world.comment(issue, "/interlock resume at " + "y" * 70000) is Outcome.HANDLED
+    reply = list(world.fake.comments.values())[-1]["body"]
+    assert len(reply) <= 65536 and reply.startswith("@alice") and "cut" in reply
+    mark = "<!-- interlock:effect run=issue-1 escalate@1.0 -->"
+    comment = world.runs().api.comment(REPO, issue, "z" * 70000 + "\n\n" + mark)
+    assert world.fake.comments[comment]["body"].endswith(mark)
