@@ -640,6 +640,7 @@ def test_the_readme_names_how_a_redelivery_finds_each_effect_done() -> None:
     said = said[: said.index("## How a run moves")]
     assert f"`links.{EVENTS_SENT}`" in said and "`owed_effects(run, graph)`" in said
     assert all(kind in said for kind in POSTED_KINDS) and "escalation comment" in said
+    assert "or if GitHub took the event but its answer was lost" in said  # no record can tell that apart
 
 
 @pytest.mark.parametrize(
@@ -708,3 +709,5 @@ def test_a_reply_too_long_for_github_is_cut_and_keeps_its_mark(world: World) -> 
     mark = "<!-- interlock:effect run=issue-1 escalate@1.0 -->"
     comment = world.runs().api.comment(REPO, issue, "z" * 70000 + "\n\n" + mark)
     assert world.fake.comments[comment]["body"].endswith(mark)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "A comment longer than GitHub's 65,536 characters is cut to fit" in readme
