@@ -178,6 +178,10 @@ def step(
 
     if phase not in tuple(Phase):
         _usage_error(f"--phase must be one of {', '.join(Phase)}, not {phase!r}")
+    if phase == Phase.WORK:
+        from app.runner.isolate import isolate
+
+        isolate()  # the agent's parent starts with nothing the agent may not have (app/runner/isolate.py)
     settings = JobSettings(workdir.resolve(), run, mission, agent=agent, timeout_s=timeout, remote=remote)
     result = run_step(Phase(phase), settings, handoff.resolve() if handoff else None, work_result)
     typer.echo(job_log(result, mission))

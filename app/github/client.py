@@ -188,13 +188,17 @@ class Installation:
         """Fast-forward only: a writer who moved the branch first makes this fail with ``RefConflict``."""
         self.call("PATCH", f"/repos/{repo}/git/refs/heads/{branch}", json={"sha": sha, "force": False})
 
+    def shown(self, body: str) -> str:
+        """A body as GitHub keeps it: secrets masked (agents' answers and decision files reach comments), and
+        cut to GitHub's limit, which refuses longer ones (422) — a delivery would fail on it for ever."""
+        return fit_body(self.redactor.text(body))
+
     def comment(self, repo: str, issue: int, body: str) -> int:
-        """A comment, with any secret masked (agents' answers and decision files reach comments)."""
-        data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.redactor.text(body)})
+        data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.shown(body)})
         return int(data["id"])
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
-        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.redactor.text(body)})
+        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.shown(body)})
 
     def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
         """``workflow_dispatch`` (at most 25 inputs); with ``return_run_details`` GitHub says the run id."""
@@ -212,13 +216,18 @@ class Installation:
 
     def dispatched_titles(self, repo: str, branch: str) -> list[str]:
         """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
+        return [title for title, _ in self.dispatched_runs(repo, branch)]
+
+    def dispatched_runs(self, repo: str, branch: str) -> list[tuple[str, int | None]]:
+        """Title and id of the recent ``workflow_dispatch`` runs on ``branch``, newest first."""
         data = self.call(
             "GET",
             f"/repos/{repo}/actions/runs",
             params={"branch": branch, "event": "workflow_dispatch", "per_page": 50},
         )
         runs = data.get("workflow_runs", []) if isinstance(data, dict) else []
-        return [str(run.get("display_title", "")) for run in runs if isinstance(run, dict)]
+        found = [run for run in runs if isinstance(run, dict)]
+        return [(str(run.get("display_title", "")), _int_or_none(run.get("id"))) for run in found]
 
     def review_comments(self, repo: str, number: int, review_id: int) -> list[str]:
         """The inline comments of a review, as ``path:line: body`` lines (they are amendments too, SPEC GH5)."""
@@ -284,7 +293,7 @@ class Installation:
         self.github.graphql(query, {"id": node_id})
 
     def create_issue(self, repo: str, title: str, body: str) -> dict[str, Any]:
-        body = self.redactor.text(body)
+        body = self.shown(body)
         data = self.call("POST", f"/repos/{repo}/issues", json={"title": self.redactor.text(title), "body": body})
         return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
 
@@ -345,3 +354,22 @@ class Snapshot:
     head: str
     tree: str
     files: dict[str, str | None]
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+BODY_LIMIT = 65536  # characters of an issue or comment body GitHub accepts
+CUT_NOTE = "\n\n… (cut: GitHub keeps at most 65536 characters)"
+
+
+def fit_body(body: str) -> str:
+    """``body`` within GitHub's limit, cut before its end; the hidden mark a comment ends with (``<!-- ... -->``,
+    how a redelivery finds it again) is kept."""
+    if len(body) <= BODY_LIMIT:
+        return body
+    head, sep, mark = body.rpartition("\n\n<!-- ")
+    tail = sep + mark if sep and len(mark) < 500 else ""
+    head = head if tail else body
+    return head[: BODY_LIMIT - len(CUT_NOTE) - len(tail)] + CUT_NOTE + tail

@@ -217,12 +217,15 @@ def workflow_findings(api: Installation, repo: str, branch: str, config: RepoCon
 def dispatch_findings(data: Any, subject: str) -> list[Finding]:
     """``on: workflow_dispatch`` declaring every input the service sends, and requiring none it does not."""
     triggers = (data.get("on", data.get(True)) if isinstance(data, dict) else None) or {}
-    if isinstance(triggers, str | list):
-        triggers = dict.fromkeys([triggers] if isinstance(triggers, str) else triggers)
+    if isinstance(triggers, str | list):  # `on: push` or `on: [push, workflow_dispatch]`: events without settings
+        events = [triggers] if isinstance(triggers, str) else triggers
+        triggers = dict.fromkeys(event for event in events if isinstance(event, str))
     declare = f"declare them under on.workflow_dispatch.inputs as in {WORKFLOW_EXAMPLE}"
     if not isinstance(triggers, dict) or "workflow_dispatch" not in triggers:
         return [error(FindingCode.WORKFLOW_INPUTS, subject, "no `on: workflow_dispatch` trigger", declare)]
-    inputs = (triggers["workflow_dispatch"] or {}).get("inputs") or {}
+    dispatch = triggers["workflow_dispatch"]
+    inputs = dispatch.get("inputs") if isinstance(dispatch, dict) else None
+    inputs = inputs if isinstance(inputs, dict) else {}  # any other shape declares no input GitHub accepts
     found = []
     missing = [name for name in DISPATCH_INPUTS if name not in inputs]
     if missing:

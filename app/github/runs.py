@@ -102,8 +102,8 @@ class GitHubRuns:
         config = self.config()
         run_id = run_id_for(issue)
         branch = f"interlock/{run_id}"
-        self._create_run_branch(branch, config.base, title)
-        comment = self.api.comment(self.repo, issue, f"Interlock is starting run `{run_id}` on `{graph.name}`…")
+        resumed = not self._create_run_branch(branch, config.base, title)
+        comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
         event = Start(
             key=key,
             at=at,
@@ -125,7 +125,9 @@ class GitHubRuns:
         self.api.add_labels(self.repo, issue, [RUNNING_LABEL])
         return self.execute(run, graph, effects)
 
-    def _create_run_branch(self, branch: str, base: str, title: str) -> None:
+    def _create_run_branch(self, branch: str, base: str, title: str) -> bool:
+        """Make the run branch; ``False`` when it exists already: a start whose delivery failed after making
+        it, before the run was saved (the caller found no run), made it, and the redelivery goes on there."""
         head = self.api.ref(self.repo, base)
         if head is None:
             raise InterlockError(
@@ -133,7 +135,23 @@ class GitHubRuns:
             )
         tree = self.api.commit_tree(self.repo, head)
         start = self.api.commit(self.repo, f"interlock: start {branch}\n\n{title}", tree, [head])
-        self.api.create_ref(self.repo, branch, start)
+        try:
+            self.api.create_ref(self.repo, branch, start)
+        except GitHubError as exc:
+            if exc.status == 422 and self.api.ref(self.repo, branch) is not None:
+                return False
+            raise
+        return True
+
+    def _starting_comment(self, issue: int, run_id: str, graph: str, look: bool) -> int:
+        """The comment that becomes the run's status comment; when ``look``ing (a failed start redelivered),
+        the one that start may have posted already, so that it is not posted twice."""
+        text = f"Interlock is starting run `{run_id}`"
+        if look:
+            found = [c["id"] for c in self.api.issue_comments(self.repo, issue) if c["body"].startswith(text)]
+            if found:
+                return int(found[-1])
+        return self.api.comment(self.repo, issue, f"{text} on `{graph}`…")
 
     def live_run(self, issue: int) -> Run | None:
         try:
@@ -263,7 +281,7 @@ class GitHubRuns:
         seen = Seen(self.api, self.repo, int(run.links.get("issue", "0")))
         jobs: dict[int, str] = {}
         for effect in owed_effects(run, graph):
-            done, run = self._shows_done(run, effect, seen)
+            done, run = self._shows_done(run, effect, seen, jobs)
             if not done:
                 run = self._carry_out(run, self._exact(run, effect), jobs)
         if self.is_live(run) and seen.issue and RUNNING_LABEL not in seen.labels():
@@ -271,12 +289,15 @@ class GitHubRuns:
         self._edit_status(run, graph, jobs, seen)
         return run
 
-    def _shows_done(self, run: Run, effect: Effect, seen: Seen) -> tuple[bool, Run]:
+    def _shows_done(self, run: Run, effect: Effect, seen: Seen, jobs: dict[int, str]) -> tuple[bool, Run]:
         """Whether GitHub (for a graph event: the record) shows ``effect`` carried out. An open pull request
         of the run's branch that the record does not know yet is linked to the run on the way."""
         match effect:
             case DispatchMission() | AskDecision() | AskAdvisor():
-                return self._has_job(run, effect.seq), run
+                found, url = self._job_of(run, effect.seq)
+                if url:
+                    jobs[effect.seq] = url  # the status comment keeps the link to the job's log
+                return found, run
             case OpenPullRequest():
                 run = self._link_open_pull(run)
                 return "pr" in run.links, run
@@ -310,9 +331,14 @@ class GitHubRuns:
         """Whether more than one dispatched job carries this title (a duplicate the concurrency group cancelled)."""
         return sum(t == title for t in self.api.dispatched_titles(self.repo, branch)) > 1
 
-    def _has_job(self, run: Run, seq: int) -> bool:
+    def _job_of(self, run: Run, seq: int) -> tuple[bool, str | None]:
+        """Whether the mission has a job among the branch's dispatched runs, and the link to its log."""
         title = f"interlock {run.id} mission {seq} "
-        return any(t.startswith(title) for t in self.api.dispatched_titles(self.repo, run.branch))
+        found = [job for t, job in self.api.dispatched_runs(self.repo, run.branch) if t.startswith(title)]
+        return bool(found), (self._job_url(found[0]) if found and found[0] is not None else None)
+
+    def _job_url(self, workflow_run: int) -> str:
+        return f"https://github.com/{self.repo}/actions/runs/{workflow_run}"
 
     def _dispatch(self, run: Run, seq: int, capability: str) -> str | None:
         """A ``workflow_dispatch`` of the mission workflow on the run branch (SPEC GH3), on the capability's
@@ -322,7 +348,7 @@ class GitHubRuns:
         stage = summary.stage if summary else run.stage
         inputs = {"run": run.id, "mission": str(seq), "stage": stage, "runner": self.config().runs_on(capability)}
         workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
-        return f"https://github.com/{self.repo}/actions/runs/{workflow_run}" if workflow_run else None
+        return self._job_url(workflow_run) if workflow_run else None
 
     def _open_pull(self, run: Run, draft: bool) -> Run:
         if "pr" in run.links:
@@ -371,7 +397,7 @@ class GitHubRuns:
         if not comment:
             return
         body = render_status(run, graph, jobs)
-        if seen is not None and seen.comment_body(int(comment)) == self.api.redactor.text(body):
+        if seen is not None and seen.comment_body(int(comment)) == self.api.shown(body):
             return
         self.api.edit_comment(self.repo, int(comment), body)
 

@@ -48,10 +48,18 @@ def excludes_file(git_dir: Path, env: dict[str, str] | None = None) -> Path:
     """Write the patterns (after the person's own global excludes, if any) into ``git_dir`` and return the
     file, for ``git -c core.excludesFile=<file> add``. Inside the git directory it is never committed."""
     own = _global_excludes(git_dir, env)
-    lines = [*own, "# Interlock: caches and environments a mission never commits (app/runner/ignore.py)", *IGNORED]
+    lines = [*own, "# Interlock: caches and environments a mission never commits (app/runner/ignore.py)"]
+    lines += [anywhere(pattern) for pattern in IGNORED]
     path = git_dir / FILE_NAME
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def anywhere(pattern: str) -> str:
+    """The pattern at any depth. Git anchors a pattern with a slash before its end to the top of the tree, so
+    ``.yarn/cache/`` alone would miss the cache of a package in a monorepo; ``**/`` lets it match anywhere,
+    as the patterns without such a slash do by themselves."""
+    return f"**/{pattern}" if "/" in pattern.rstrip("/") else pattern
 
 
 def _global_excludes(git_dir: Path, env: dict[str, str] | None) -> list[str]:

@@ -28,6 +28,7 @@ from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
+from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
 from app.runner.records import mission_record, run_advisor, run_check
 from app.runner.redact import Redactor
@@ -110,7 +111,7 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     """Run the mission and write the hand-off; a ``JobResult`` instead when there is nothing to do."""
     env = dict(os.environ if env is None else env)
     listed = parse_names(env.get("INTERLOCK_AGENT_ENV", ""))  # a bad name stops the job before anything runs
-    token = env.get("GITHUB_TOKEN") or env.get("INTERLOCK_PUSH_TOKEN")  # git's own: the agent never gets it
+    token = take_token(env) or env.get("GITHUB_TOKEN") or env.get("INTERLOCK_PUSH_TOKEN")  # git's: never the agent's
     remote = Remote(settings.workdir, token=token, remote=settings.remote)
     state, run = read_run(remote, settings)
     if not awaits(run, settings.seq):
@@ -126,7 +127,8 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     base = remote.head()
     handoff.mkdir(parents=True, exist_ok=True)
     outcome = _work(run, order, settings, env, listed)
-    head = None
+    remote = Remote(settings.workdir, remote=settings.remote)  # no token from here on: a process the agent left
+    head = None  # behind could read it in the environment of the git processes below
     if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and not order.check:
         remote.commit_all(f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
         head = remote.head()

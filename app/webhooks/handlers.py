@@ -101,6 +101,13 @@ class Handlers:
                 return Outcome.IGNORED  # SPEC GH1: one live run per issue
             runs.reconcile(existing, runs.graph_of(existing))  # the redelivery of the start that failed midway
             return Outcome.HANDLED
+        if existing is not None:  # a run id is its issue's: the ended run keeps it, its branch and its record
+            if delivery.delivery_id in existing.applied:
+                runs.reconcile(existing, runs.graph_of(existing))
+                return Outcome.HANDLED
+            ended = f"Run `{existing.id}` of this issue already ended ({existing.status.value}): nothing was started."
+            runs.api.comment(runs.repo, issue, f"{ended} To run again, open a new issue.")
+            return Outcome.HANDLED
         chosen = graph_label(delivery, runs.config())
         graph, errors = runs.graph_named(chosen)
         if graph is None or errors:

@@ -247,11 +247,15 @@ class FakeGitHub:
         return httpx.Response(200, json=listing)
 
     def _comment(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
+        if len(body["body"]) > BODY_LIMIT:
+            return too_long()
         comment_id = 1000 + len(self.comments)
         self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"]}
         return httpx.Response(201, json={"id": comment_id, "body": body["body"]})
 
     def _edit_comment(self, request: httpx.Request, body: Any, repo: str, comment_id: str) -> httpx.Response:
+        if len(body["body"]) > BODY_LIMIT:
+            return too_long()
         self.comments[int(comment_id)]["body"] = body["body"]
         return httpx.Response(200, json={"id": int(comment_id), "body": body["body"]})
 
@@ -451,3 +455,11 @@ class FakeGitHub:
         commit = sha({"tree": tree, "parents": parents, "message": message, "n": len(self.commits)})
         self.commits[commit] = {"tree": tree, "parents": parents, "message": message}
         return commit
+
+
+BODY_LIMIT = 65536  # GitHub refuses a longer issue or comment body
+
+
+def too_long() -> httpx.Response:
+    errors = [{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long"}]
+    return httpx.Response(422, json={"message": "Validation Failed", "errors": errors})

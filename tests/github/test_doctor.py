@@ -233,3 +233,21 @@ def test_what_doctor_expects_is_what_the_service_uses(settings: ServiceSettings)
     world = World(settings)  # a run started by a labelled issue dispatches its first mission
     world.label()
     assert tuple(world.fake.dispatches[0]["inputs"]) == DISPATCH_INPUTS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "on:\n  workflow_dispatch:\n    inputs: [run, mission, stage, runner]\n",  # inputs as a list
+        "on:\n  workflow_dispatch: [run]\n",  # workflow_dispatch as a list
+        "on: [push, {workflow_dispatch: {}}]\n",  # a mapping inside the list of events
+    ],
+)
+def test_a_workflow_of_the_wrong_shape_is_a_finding_not_a_crash(
+    fake: FakeGitHub, settings: ServiceSettings, text: str
+) -> None:
+    # README `interlock doctor`: a workflow file of any shape gets a finding; doctor never stops with a traceback
+    good_repository(fake)
+    fake.seed_branch(REPO, "main", {**good_files(), ".github/workflows/interlock.yml": text})
+    item = in_process(fake, settings)[("workflow-inputs", ".github/workflows/interlock.yml on main")]
+    assert item["severity"] == "error" and item["fix"], item

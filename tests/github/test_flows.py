@@ -640,3 +640,74 @@ def test_the_readme_names_how_a_redelivery_finds_each_effect_done() -> None:
     said = said[: said.index("## How a run moves")]
     assert f"`links.{EVENTS_SENT}`" in said and "`owed_effects(run, graph)`" in said
     assert all(kind in said for kind in POSTED_KINDS) and "escalation comment" in said
+    assert "or if GitHub took the event but its answer was lost" in said  # no record can tell that apart
+
+
+@pytest.mark.parametrize(
+    ("route", "after"),
+    [("/issues/1/comments", 0), ("/git/trees", 0), ("/git/commits", 1)],  # the comment; the save (twice)
+)
+def test_a_start_that_failed_after_its_branch_was_made_starts_on_redelivery(
+    world: World, route: str, after: int
+) -> None:
+    # SPEC GH8, GH2: the run branch was created, then the start failed before the run was saved (its comment,
+    # its save); the redelivery starts the run on that branch instead of failing on it for ever
+    payload = example("issues", "labeled.payload.json")
+    payload["label"] = {**payload["label"], "name": "feature-request"}
+    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
+    world.fake.fail("POST", route, 502, times=10, after=after)
+    with pytest.raises(Exception, match="502"):
+        world.deliver("issues", payload, delivery="label-1")
+    world.fake.faults.clear()
+    assert (REPO, "interlock/issue-1") in world.fake.refs
+    posted = list(world.fake.comments)  # the starting comment, when the failure came after it
+    assert world.deliver("issues", payload, delivery="label-1") is Outcome.HANDLED
+    assert world.run(1).status is Status.RUNNING and [d["inputs"]["mission"] for d in world.fake.dispatches] == ["1"]
+    assert list(world.fake.comments) == (posted or list(world.fake.comments))[:1]  # never a second one
+    assert world.run(1).links["status_comment"] == str(next(iter(world.fake.comments)))
+    before = len(world.fake.requests)
+    assert world.deliver("issues", payload, delivery="label-1") is Outcome.HANDLED
+    assert writes(world, before) == []
+
+
+def test_labelling_an_issue_whose_run_ended_says_so_and_starts_nothing(world: World) -> None:
+    # SPEC GH1, GH8: a run id belongs to its issue; once its run ended, a new label cannot start a second one:
+    # the person is told why (never a delivery that fails for ever)
+    _, issue = world.label()
+    world.comment(issue, "/interlock abandon")
+    version = world.run(issue).version
+    assert world.label()[0] is Outcome.HANDLED
+    assert world.run(issue).version == version and len(world.fake.dispatches) == 1
+    bodies = [c["body"] for c in world.fake.comments.values()]
+    assert any("already ended" in body and "open a new issue" in body for body in bodies)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "an issue whose run already ended gets a reply saying so" in readme
+
+
+def test_a_redelivery_keeps_the_job_link_of_the_status_comment(world: World) -> None:
+    # SPEC GH4, GH8: the job was dispatched by the first delivery; the redelivery finds it and writes nothing,
+    # rather than editing the status comment into one without the link to the job's log
+    _, issue = world.label(labels=())
+    comment = world.fake.comments[int(world.run(issue).links["status_comment"])]
+    shown = comment["body"]
+    assert "/actions/runs/" in shown
+    payload = example("issues", "labeled.payload.json")
+    payload["label"] = {**payload["label"], "name": "feature-request"}
+    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
+    before = len(world.fake.requests)
+    assert world.deliver("issues", payload, delivery="delivery-1") is Outcome.HANDLED  # the label's redelivery
+    assert writes(world, before) == [] and comment["body"] == shown
+
+
+def test_a_reply_too_long_for_github_is_cut_and_keeps_its_mark(world: World) -> None:
+    # SPEC GH7, GH8: GitHub refuses a comment over 65536 characters (422): a reply quoting a huge command, or an
+    # escalation quoting a long answer, is cut to fit (its hidden mark kept), never a delivery that fails for ever
+    _, issue = world.label()
+    assert world.comment(issue, "/interlock resume at " + "y" * 70000) is Outcome.HANDLED
+    reply = list(world.fake.comments.values())[-1]["body"]
+    assert len(reply) <= 65536 and reply.startswith("@alice") and "cut" in reply
+    mark = "<!-- interlock:effect run=issue-1 escalate@1.0 -->"
+    comment = world.runs().api.comment(REPO, issue, "z" * 70000 + "\n\n" + mark)
+    assert world.fake.comments[comment]["body"].endswith(mark)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "A comment longer than GitHub's 65,536 characters is cut to fit" in readme

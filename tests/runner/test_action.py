@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from app.agents.environment import AGENT_KEYS, BASE, PASSED, READ_TOKEN_NAMES, REFUSED, agent_keys
+from app.runner.isolate import NETWORK
 from app.webhooks.handlers import JOB_TITLE, Handlers
 from app.webhooks.router import Router
 from tests.helpers import ROOT
@@ -162,8 +163,9 @@ def test_the_write_token_is_not_in_the_work_step_and_the_agent_sees_no_credentia
     assert result.returncode == 0, result.stderr
     seen = json.loads(out.read_text())
     assert seen["env"]["GITHUB_TOKEN"] == seen["env"]["GH_TOKEN"] == READ_TOKEN
+    assert any(path.endswith("/environ") for path in seen["ancestors"])
     for secret in (PUSH_TOKEN, JOB_TOKEN, "runtime-secret-value", "github-env"):
-        assert secret not in json.dumps(seen), secret
+        assert secret not in json.dumps(seen), secret  # its environment, its files, and /proc of its ancestors
     handed = b"".join(p.read_bytes() for p in (tmp_path / "handoff").rglob("*") if p.is_file())
     assert handed and PUSH_TOKEN.encode() not in handed and JOB_TOKEN.encode() not in handed
 
@@ -278,7 +280,9 @@ def test_the_readme_says_exactly_what_the_agent_gets() -> None:
     named = set(re.findall(r"`([A-Z][A-Z0-9_]*\*?)`", said))
     keys = {key for spec_keys in AGENT_KEYS.values() for key in spec_keys}
     assert {*BASE, *PASSED, *keys, *READ_TOKEN_NAMES, "LC_*"} <= named
-    refused = named - {*BASE, *PASSED, *keys, *READ_TOKEN_NAMES, "LC_*", "HOME", "ANTHROPIC_*", "INTERLOCK_*"}
+    assert set(NETWORK) <= named and "`/proc/<pid>/environ`" in said  # what Interlock's own process keeps
+    allowed = {*BASE, *PASSED, *keys, *READ_TOKEN_NAMES, *NETWORK, "LC_*", "HOME", "ANTHROPIC_*", "INTERLOCK_*"}
+    refused = named - allowed
     assert refused and all(REFUSED.match(name.replace("*", "RUNTIME_TOKEN")) for name in refused), refused
     assert agent_keys("aider") == (*agent_keys("anthropic:m"), *agent_keys("openai:m"))  # "all four for aider"
     inputs = readme_part("Action inputs:", "Pin the action")

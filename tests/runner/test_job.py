@@ -47,6 +47,10 @@ if mode == "hook":
     hook = pathlib.Path(".git/hooks/post-commit")
     hook.write_text("#!/bin/sh\nenv > " + os.environ["SEEN"] + ".hook\n")
     hook.chmod(0o755)
+if mode == "filter":  # a config line git obeys: the clean filter runs when Interlock's git adds the files
+    import subprocess
+    subprocess.run(["git", "config", "filter.spy.clean", "env > " + os.environ["SEEN"] + ".filter; cat"], check=True)
+    pathlib.Path(".gitattributes").write_text("* filter=spy\n")
 if mode == "rewrite":
     import subprocess
     subprocess.run(["git", "reset", "--quiet", "--hard", "HEAD~1"], check=True)
@@ -160,6 +164,12 @@ def take(root):
             seen["files"][str(path)] = path.read_bytes().decode("utf-8", "replace")
 for root in (os.environ["HOME"], ".git", pathlib.Path(os.environ["INTERLOCK_PROMPT_FILE"]).parent, *sys.argv[2:]):
     take(root)
+seen["ancestors"], pid = {}, os.getppid()  # what the processes above it started with: same user, no privilege
+while pid > 1:
+    for part in ("environ", "cmdline"):
+        data = pathlib.Path(f"/proc/{pid}/{part}").read_bytes()
+        seen["ancestors"][f"/proc/{pid}/{part}"] = data.decode("utf-8", "replace")
+    pid = int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 out.write_text(json.dumps(seen))
 print("Looked around.\nVERDICT: PASS")
 """
@@ -215,8 +225,12 @@ def test_the_agent_sees_the_read_token_and_no_other_credential(origin: Path, tmp
     assert any(name.endswith("prompt.md") for name in files)  # the scratch folder was walked
     handed = {p: p.read_bytes() for p in handoff.rglob("*") if p.is_file()} if handoff.exists() else {}
     assert phase_name == "all" or set(handed) >= {handoff / "outcome.json"}
+    ancestors = seen.pop("ancestors")
+    assert any(path.endswith("/environ") for path in ancestors)  # Interlock's process was read
     for name, value in SECRETS.items():
         assert value not in json.dumps(seen), f"the agent could see {name}"
+        if phase_name == "work":  # with both phases in one process, the agent's parent holds the write token
+            assert value not in json.dumps(ancestors), f"the agent could read {name} in /proc/PID/environ"
         assert all(value.encode() not in data for data in handed.values()), f"{name} is in the hand-off"
 
 
@@ -349,6 +363,28 @@ def test_an_agent_mission_commits_no_cache_the_repository_does_not_track(tmp_pat
     assert git(origin, "show", f"{BRANCH}:tracked.pyc") == "made by the agent"
 
 
+def test_caches_are_left_out_at_any_depth_and_the_repository_rules_still_count(tmp_path: Path) -> None:
+    # SPEC GH2: `.yarn/cache/` of a package in a monorepo is as much a cache as the root's; tracked files and
+    # the repository's own negations are committed as git's rules say
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "--quiet", str(repo)], check=True)
+    files = {"pkg/__pycache__/old.pyc": "tracked", "README.md": "# r\n", ".gitignore": "!keep.pyc\n"}
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    remote = Remote(repo)
+    remote.git("add", "--force", ".")
+    remote.git("commit", "--quiet", "-m", "initial")
+    made = ("pkg/__pycache__/old.pyc", "pkg/__pycache__/new.pyc", "keep.pyc", "web/app/node_modules/x/i.js")
+    made += ("packages/p/.yarn/cache/z.zip", ".yarn/cache/y.zip", "src/.venv/pyvenv.cfg", "lib/m.egg-info/PKG")
+    for name in made:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("made by the agent")
+    remote.commit_all("the agent's work")
+    committed = set(remote.git("show", "--name-only", "--format=", "HEAD").decode().split())
+    assert committed == {"pkg/__pycache__/old.pyc", "keep.pyc"}
+
+
 @pytest.mark.parametrize(
     ("mode", "why"),
     [
@@ -372,6 +408,21 @@ def test_hooks_the_agent_leaves_never_run(origin: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert state_file(origin, "runs/issue-7/missions/0001-build.json")["commits"] == 1
     assert not (tmp_path / "seen.json.hook").exists()
+
+
+def test_a_git_filter_the_agent_configures_runs_without_any_token(origin: Path, tmp_path: Path) -> None:
+    # SPEC GH9: what the agent leaves in .git/config may run when Interlock commits; it finds no token there
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SEEN": str(tmp_path / "seen.json"), "MODE": "filter"}
+    env |= {"INTERLOCK_AGENT_ENV": "SEEN,MODE", "GITHUB_TOKEN": JOB_TOKEN, "INTERLOCK_READ_TOKEN": READ_TOKEN}
+    extra = ("--agent", f"command:{sys.executable} {agent}", "--workdir", str(checkout))
+    result = phase(origin, tmp_path, "work", env, *extra)
+    assert result.returncode == 0, result.stderr
+    filtered = (tmp_path / "seen.json.filter").read_text()  # the filter did run, as Interlock's git added files
+    assert JOB_TOKEN not in filtered and "AUTHORIZATION" not in filtered
 
 
 def test_the_answer_is_folded_into_the_job_log_with_workflow_commands_off(origin: Path, tmp_path: Path) -> None:
