@@ -1,8 +1,10 @@
 """Reading a verdict from an answer and routing on it (SPEC V5, V6).
 
 The verdict is the *last* line of the form ``VERDICT: label`` — a worker may quote the contract or
-change its mind earlier in its answer; what it ends with counts. Routing is a function of (node, label):
-the edge with that label (any case), else the catch-all, else nothing — and "nothing" is never guessed.
+change its mind earlier in its answer; what it ends with counts. Only the answer's own words count: a line
+inside a fenced block (``` or ~~~, an unclosed one running to the end) or a Markdown quote (``>``) is
+what the worker quotes — its prompt, the request — and never routes (SPEC V5, GH9). Routing is a function of
+(node, label): the edge with that label (any case), else the catch-all, else nothing — and "nothing" is never guessed.
 """
 
 from __future__ import annotations
@@ -14,30 +16,71 @@ from app.engine.contract import ContractKind, verdict_contract
 from app.engine.graph import CATCH_ALL, END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
 
 _VERDICT_LINE = re.compile(
-    r"^[\s>*_`~#-]*verdict[\s*_`~]*:[\s*_`~]*(?P<label>[^\s*_`~][^*`~]*?)[\s*_`~.]*$", re.IGNORECASE
+    r"^[\s*_`~#-]*verdict[\s*_`~]*:[\s*_`~]*(?P<label>[^\s*_`~][^*`~]*?)[\s*_`~.]*$", re.IGNORECASE
 )
-_REQUEST_BLOCK = re.compile(
-    r"^(?P<fence>`{3,}|~{3,})[ \t]*request[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL
-)
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+
+
+def own_lines(answer: str) -> list[tuple[int, str]]:
+    """The answer's own lines with their indexes: no line of a fenced block (its fences included) and no
+    quoted line. A backtick fence whose info string has a backtick is inline code, not a fence
+    (CommonMark); a fence closes only with the same character, at least as long, and nothing after it;
+    any indentation counts, so that a fence in a list item is a fence too."""
+    return [(index, line) for index, line, opens in _top_level(answer) if not opens]
+
+
+def _top_level(answer: str) -> list[tuple[int, str, bool]]:
+    """(index, line, opens a fence) of every line outside fences and quotes, the opening fences included."""
+    top: list[tuple[int, str, bool]] = []
+    opened = ""
+    for index, line in enumerate(answer.splitlines()):
+        if opened:
+            opened = "" if _closes(line, opened) else opened
+        elif not line.lstrip().startswith(">"):
+            opened = _opening(line)
+            top.append((index, line, bool(opened)))
+    return top
+
+
+def _opening(line: str) -> str:
+    match = _FENCE.match(line)
+    if not match or (match.group("fence")[0] == "`" and "`" in match.group("info")):
+        return ""
+    return match.group("fence")
+
+
+def _closes(line: str, opened: str) -> bool:
+    match = _FENCE.match(line)
+    return bool(
+        match
+        and match.group("fence")[0] == opened[0]
+        and len(match.group("fence")) >= len(opened)
+        and not match.group("info").strip()
+    )
+
+
+def _verdict_lines(answer: str) -> list[tuple[int, str]]:
+    """(index, label) of every own line that is a verdict line, in order."""
+    found: list[tuple[int, str]] = []
+    for index, line in own_lines(answer):
+        match = _VERDICT_LINE.match(line)
+        if match and match.group("label").strip():
+            found.append((index, match.group("label").strip()))
+    return found
 
 
 def parse_verdict(answer: str) -> str | None:
-    """The label of the last ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none."""
-    for line in reversed(answer.splitlines()):
-        match = _VERDICT_LINE.match(line)
-        if match and match.group("label").strip():
-            return match.group("label").strip()
-    return None
+    """The label of the last own ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none."""
+    found = _verdict_lines(answer)
+    return found[-1][1] if found else None
 
 
 def without_verdict(answer: str) -> str:
-    """The answer without the verdict line that counts (the last one): what is left for a person to read."""
+    """The answer without the verdict line that counts (the last own one): what is left for a person to read."""
     lines = answer.splitlines()
-    for index in range(len(lines) - 1, -1, -1):
-        match = _VERDICT_LINE.match(lines[index])
-        if match and match.group("label").strip():
-            del lines[index]
-            break
+    found = _verdict_lines(answer)
+    if found:
+        del lines[found[-1][0]]
     return "\n".join(lines).strip()
 
 
@@ -76,15 +119,29 @@ def route_verdict(graph: Graph, stage: str, verdict: str | None) -> Routing:
 def request_block(answer: str) -> tuple[str, str, str] | None:
     """The feature request of a NEEDS_UPSTREAM answer: (target, title, body) from its fenced block.
 
-    The block's first line names the target repository, the second is the title, the rest the body.
+    The block is the answer's own first ``request`` fence (one inside another fence or a quote is quoted,
+    not asked). Its first line names the target repository, the second is the title, the rest the body;
+    an unclosed block is no request.
     """
-    match = _REQUEST_BLOCK.search(answer)
-    if not match:
+    lines = answer.splitlines()
+    for index, line, opens in _top_level(answer):
+        fence = _opening(line) if opens else ""
+        if fence and _opening_info(line) == "request":
+            end = next((at for at in range(index + 1, len(lines)) if _closes(lines[at], fence)), None)
+            return None if end is None else _request_of(lines[index + 1 : end])
+    return None
+
+
+def _opening_info(line: str) -> str:
+    match = _FENCE.match(line)
+    return match.group("info").strip().casefold() if match else ""
+
+
+def _request_of(body: list[str]) -> tuple[str, str, str] | None:
+    text = "\n".join(body).strip("\n").splitlines()
+    if len(text) < 2 or not text[0].strip() or not text[1].strip():
         return None
-    lines = match.group("body").strip("\n").splitlines()
-    if len(lines) < 2 or not lines[0].strip() or not lines[1].strip():
-        return None
-    return lines[0].strip(), lines[1].strip(), "\n".join(lines[2:]).strip()
+    return text[0].strip(), text[1].strip(), "\n".join(text[2:]).strip()
 
 
 def reask_note(labels: tuple[str, ...]) -> str:
