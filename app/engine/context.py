@@ -17,6 +17,7 @@ from app.engine.base import Record
 
 HISTORY_CHUNK = 64  # the oldest history lines are joined into one entry: the same text, a shorter list to copy
 CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
+SHORT_CUT_MARKER = "\n[… cut by Interlock: see mission record #{seq} …]"
 
 
 class Tiers(BaseModel):
@@ -129,9 +130,12 @@ def _cut(result: Result, budget: int) -> Result:
     raw = result.body.encode("utf-8")
     if len(raw) <= budget:
         return result.but(tier="cut")
-    marker_room = budget - len(CUT_MARKER.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
+    template = CUT_MARKER  # the short one when the long one alone would not fit a small budget
+    if len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8")) > budget:
+        template = SHORT_CUT_MARKER
+    marker_room = budget - len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
     kept = cut_utf8(raw, max(marker_room, 0))
-    marker = CUT_MARKER.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
+    marker = template.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
     return result.but(body=kept + marker, tier="cut")
 
 
@@ -148,7 +152,10 @@ def fence(text: str) -> str:
 
 
 def render_context(context: Context) -> str:
-    """The context as the next mission reads it: preamble, then results with their routing lines."""
+    """The context as the next mission reads it: preamble, then results with their routing lines.
+
+    Every text from outside the engine — the request, an agent's answer — is fenced by :func:`fence`, so
+    that only the engine's own headers and routing lines stand outside a fence (SPEC C2, GH9)."""
     parts = ["## Request and people's words"]
     parts += [f"**{note.label}**\n{fence(note.text) if note.data else note.text}" for note in context.preamble]
     if context.history or context.results:
@@ -158,8 +165,8 @@ def render_context(context: Context) -> str:
         parts.append("\n".join([intro, *context.history]))
     for result in context.results:
         block = [result.header]
-        if result.body:
-            block.append(result.body)
+        if result.body:  # fenced as data like the request: a header forged in an answer stays inside (GH9)
+            block.append(fence(result.body))
         block += [f"> {line}" for line in result.routing]
         parts.append("\n".join(block))
     return "\n\n".join(parts)
