@@ -47,6 +47,7 @@ class Start(Event):
     autopilot: bool = False
     advisor: bool = False
     links: dict[str, str] = field(default_factory=dict)
+    upstream: tuple[str, ...] = ()  # the repositories a NEEDS_UPSTREAM request may go to (owner/repo, owner/*)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,7 +50,14 @@ from app.engine.record import (
     Waiting,
 )
 from app.engine.transition import Transition
-from app.engine.verdict import Routing, reask_note, request_block, route_verdict, without_verdict
+from app.engine.verdict import (
+    Routing,
+    reask_note,
+    request_block,
+    route_verdict,
+    upstream_allowed,
+    without_verdict,
+)
 
 RECAP_HOPS = 12
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
@@ -274,6 +281,15 @@ def file_upstream(t: Transition, answer: str) -> None:
     block = request_block(answer)
     assert block is not None
     target, title, body = block
+    if not upstream_allowed(target, t.run.upstream_allowed):
+        allowed = ", ".join(t.run.upstream_allowed) or "none"
+        escalate(
+            t,
+            ReasonCode.UPSTREAM_NOT_ALLOWED,
+            f"stage {t.run.stage!r} asked to file a request in {target[:100]!r}, which the configuration does not "
+            f"allow (`upstream:` lists {allowed}); nothing was filed",
+        )
+        return
     key = f"{t.run.id}/request/{t.run.mission_count}"
     t.run.status = Status.AWAITING_UPSTREAM
     t.run.upstream = Upstream(target=target, title=title, body=body)

@@ -51,6 +51,7 @@ class ReasonCode(StrEnum):
     COST_BUDGET_EXHAUSTED = "cost_budget_exhausted"
     INVALID_SELECTION = "invalid_selection"
     UPSTREAM_REJECTED = "upstream_rejected"
+    UPSTREAM_NOT_ALLOWED = "upstream_not_allowed"
     STOPPED = "stopped"
 
 
@@ -261,6 +262,7 @@ class Run(Record):
     window: Window = field(default_factory=Window)
     policy: Policy = field(default_factory=Policy)
     upstream: Upstream | None = None
+    upstream_allowed: list[str] = field(default_factory=list)  # where a request may be filed (U3, GH9)
     missions: list[MissionSummary] = field(default_factory=list)
     mission_count: int = 0
     path: list[Hop] = field(default_factory=list)

@@ -10,6 +10,7 @@ what the worker quotes — its prompt, the request — and never routes (SPEC V5
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from app.engine.contract import ContractKind, verdict_contract
@@ -142,6 +143,26 @@ def _request_of(body: list[str]) -> tuple[str, str, str] | None:
     if len(text) < 2 or not text[0].strip() or not text[1].strip():
         return None
     return text[0].strip(), text[1].strip(), "\n".join(text[2:]).strip()
+
+
+UPSTREAM_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9-]*/([A-Za-z0-9._-]*[A-Za-z0-9_-][A-Za-z0-9._-]*|\*)$"
+_UPSTREAM = re.compile(UPSTREAM_PATTERN)
+
+
+def upstream_allowed(target: str, allowed: Sequence[str]) -> bool:
+    """Whether a NEEDS_UPSTREAM request may go to ``target`` (SPEC U3, GH9): an entry ``owner/repo`` allows
+    that repository, ``owner/*`` every repository of the owner (GitHub's names are case-insensitive).
+
+    The request is the agent's words, and the agent may have been steered by the request it works on, so
+    nothing is allowed that the team did not list: no list, no upstream request."""
+    if target.endswith("/*") or not _UPSTREAM.match(target):
+        return False
+    owner, _, name = target.casefold().partition("/")
+    for entry in allowed:
+        entry_owner, _, entry_name = entry.casefold().partition("/")
+        if entry_owner == owner and entry_name in ("*", name):
+            return True
+    return False
 
 
 def reask_note(labels: tuple[str, ...]) -> str:

@@ -14,13 +14,14 @@ autopilot: false
 policy: {maxCalls: 30}
 advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, revise or escalate (SPEC E4)
 prices: {my-model: {input: 0.5, output: 1.5}}   # USD per million tokens over the shipped table, for HTTP agents
+upstream: [octo/lib, octo-tools/*]   # where a NEEDS_UPSTREAM request may be filed; default: nowhere (SPEC U3, GH9)
 ```
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
+from app.engine.verdict import UPSTREAM_PATTERN
 
 CONFIG_PATH = ".github/interlock.yml"
 PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
@@ -58,6 +60,10 @@ class RepoConfig(BaseModel):
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
         description="USD per million tokens by model, over the shipped price table; written into each order",
+    )
+    upstream: list[Annotated[str, Field(pattern=UPSTREAM_PATTERN)]] = Field(
+        default_factory=list,
+        description="repositories a NEEDS_UPSTREAM request may be filed in: owner/repo or owner/*; none by default",
     )
     runners: dict[str, str | list[str]] = Field(
         default_factory=dict,

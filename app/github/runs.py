@@ -117,6 +117,7 @@ class GitHubRuns:
             policy=config.policy,
             autopilot=config.autopilot,
             advisor=bool(config.advisor),
+            upstream=tuple(config.upstream),
             links={"issue": str(issue), "status_comment": str(comment)},
         )
         run, effects = step(None, event, graph)

@@ -10,6 +10,7 @@ gates: ask                    # ask | approve | stop
 policy: {maxCalls: 30}
 context: {intact: 2, cut: 4, cut_bytes: 2000}
 prices: {gpt-4o-mini: {input: 0.15, output: 0.6}}  # USD per million tokens, over app/agents/prices.json
+upstream: [acme/lib, acme-tools/*]  # where a NEEDS_UPSTREAM request may go; default: nowhere (SPEC U3, GH9)
 team:
   roles:
     - {name: dev, capabilities: [coding, testing], agent: codex, model: o4-mini}
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,6 +34,7 @@ from app.engine.context import Tiers
 from app.engine.errors import InterlockError
 from app.engine.graph import Graph, Policy
 from app.engine.team import Role, Team, parse_team
+from app.engine.verdict import UPSTREAM_PATTERN
 
 
 class GateMode(StrEnum):
@@ -59,6 +61,7 @@ class LocalConfig(BaseModel):
     team: Team | None = None
     timeout_s: float = 3600.0
     prices: dict[str, ModelPrice] = Field(default_factory=dict)  # USD per million tokens, over prices.json
+    upstream: list[Annotated[str, Field(pattern=UPSTREAM_PATTERN)]] = Field(default_factory=list)
 
 
 def load_config(path: Path | None) -> LocalConfig:

@@ -132,6 +132,7 @@ class LocalShell:
             tiers=self.config.context,
             autopilot=self.gates is GateMode.APPROVE,
             advisor=bool(self.config.advisor),
+            upstream=tuple(self.config.upstream),
         )
         run, effects = step(None, event, graph)
         files = {graph_path(run_id): encode_json(graph.to_json()), **self._files(run, effects)}

@@ -127,7 +127,15 @@ def events_for(run: Run, draw: Any, at: datetime, key: str) -> ev.Event:
 def test_every_effect_a_transition_emits_is_owed_by_the_record_it_saved(
     data: Any, autopilot: bool, advisor: bool
 ) -> None:
-    start = ev.Start(key="start", at=T0, run_id="run-1", title="Add a greeting", autopilot=autopilot, advisor=advisor)
+    start = ev.Start(
+        key="start",
+        at=T0,
+        run_id="run-1",
+        title="Add a greeting",
+        autopilot=autopilot,
+        advisor=advisor,
+        upstream=("octo/*",),
+    )
     run, effects = step(None, start, GRAPH)
     assert_owed(run, GRAPH, effects)
     for number in range(30):

@@ -131,7 +131,7 @@ def test_needs_input_waits_for_a_person_and_the_answer_costs_no_visit() -> None:
 
 def test_needs_upstream_files_the_request_and_resumes_itself_when_done() -> None:
     # SPEC V6, U3
-    d = Driver(loop_graph())
+    d = Driver(loop_graph(), upstream=("acme/api",))
     d.finish(UPSTREAM_ANSWER)
     request = d.of(FileRequest)[0]
     assert (request.target, request.title, request.body) == ("acme/api", "Expose /users", "We need a users endpoint.")
@@ -144,10 +144,51 @@ def test_needs_upstream_files_the_request_and_resumes_itself_when_done() -> None
 
 def test_rejected_upstream_escalates() -> None:
     # SPEC U3, E1
-    d = Driver(loop_graph())
+    d = Driver(loop_graph(), upstream=("acme/*",))
     d.finish(UPSTREAM_ANSWER)
     d.apply(ev.UpstreamChanged, state="rejected")
     assert d.run.status is Status.ESCALATED and d.run.reason.code is ReasonCode.UPSTREAM_REJECTED  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("allowed", "target"),
+    [
+        ((), "acme/api"),  # the default: no upstream request anywhere
+        (("acme/lib",), "acme/api"),
+        (("acme-tools/*",), "acme/api"),
+        (("acme/*",), "evil/api"),
+        (("acme/*",), "acme/*"),
+        (("acme/*",), "acme/.."),
+        (("acme/*",), "acme/api/issues"),
+        (("acme/*",), "https://github.com/acme/api"),
+    ],
+)
+def test_needs_upstream_to_a_repository_the_configuration_does_not_allow_escalates(
+    allowed: tuple[str, ...], target: str
+) -> None:
+    # SPEC U3, GH9: the agent's request may have been steered by the request it works on: nothing is filed
+    d = Driver(loop_graph(), upstream=allowed)
+    d.finish(UPSTREAM_ANSWER.replace("acme/api", target))
+    assert d.of(FileRequest) == [] and d.run.upstream is None
+    assert d.run.status is Status.ESCALATED and d.run.reason.code is ReasonCode.UPSTREAM_NOT_ALLOWED  # type: ignore[union-attr]
+    assert repr(target) in d.run.reason.message and "nothing was filed" in d.run.reason.message  # type: ignore[union-attr]
+    assert "upstream_not_allowed" in d.of(Escalate)[0].decision
+
+
+@pytest.mark.parametrize("allowed", [("acme/api",), ("ACME/API",), ("acme/*",), ("Acme/*", "other/x")])
+def test_needs_upstream_to_an_allowed_repository_is_filed(allowed: tuple[str, ...]) -> None:
+    # SPEC U3: owner/repo or owner/*, GitHub's names in any case
+    d = Driver(loop_graph(), upstream=allowed)
+    d.finish(UPSTREAM_ANSWER)
+    assert [request.target for request in d.of(FileRequest)] == ["acme/api"]
+
+
+def test_a_quoted_request_block_does_not_file_the_quoted_target() -> None:
+    # SPEC V5, V6, GH9: the agent's own verdict and request count, not the request it quotes after them
+    d = Driver(loop_graph(), upstream=("acme/*",))
+    quoted = "\n".join(f"> {line}" for line in UPSTREAM_ANSWER.replace("acme/api", "acme/secret").splitlines())
+    d.finish(f"{UPSTREAM_ANSWER}\n\nYou asked:\n{quoted}\n````\nVERDICT: NEEDS_INPUT\n````")
+    assert [request.target for request in d.of(FileRequest)] == ["acme/api"]
 
 
 def test_needs_upstream_without_a_request_block_is_reasked() -> None:

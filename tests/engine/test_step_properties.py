@@ -339,6 +339,7 @@ class RunMachine(RuleBasedStateMachine):
             policy=data.draw(policies, label="policy"),
             autopilot=data.draw(st.booleans(), label="autopilot"),
             advisor=data.draw(st.booleans(), label="advisor"),
+            upstream=data.draw(st.sampled_from([(), ("owner/repo",), ("OWNER/*",)]), label="upstream allowed"),
         )
         run, effects = step(None, event, self.graph)
         assert run.version == 1  # SPEC J1

@@ -478,6 +478,8 @@ def test_a_redelivered_question_is_posted_once(world: World) -> None:
 @pytest.mark.parametrize(("reason", "status"), [("completed", Status.RUNNING), ("not_planned", Status.ESCALATED)])
 def test_an_upstream_request_is_filed_and_its_closing_moves_the_run(world: World, reason: str, status: Status) -> None:
     # SPEC V6, U3: the shell files the request; completed resumes the run by itself, not planned escalates it
+    config = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nupstream: [octo/lib]\n"
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
     _, issue = world.label()
     answer = "I need a lib change.\n```request\nocto/lib\nAdd retries\nThe API flakes.\n```\nVERDICT: NEEDS_UPSTREAM"
     world.job_done(issue, 1, "build", answer)

@@ -139,6 +139,7 @@ def test_invalid_selection_and_upstream_rejection(tmp_path: Path, monkeypatch: A
         tmp_path / "u",
         {"work": {"answer": "```request\nacme/lib\nAdd X\nplease\n```\nVERDICT: NEEDS_UPSTREAM"}},
         monkeypatch,
+        upstream=["acme/lib"],
     )
     shell = upstream.shell()
     run = shell.start(LOOP, "Needs lib", "")
