@@ -257,6 +257,18 @@ def _usage_error(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+def _undecodable(args: list[str]) -> str | None:
+    """Python turns argument bytes that are not UTF-8 into lone surrogates, which no journal, ref or terminal
+    can hold: a run started with one failed half-way. Such an argument is refused before any command runs."""
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "backslashreplace").decode()
+            return f"argument {position} ({shown}) is not UTF-8 text: give every argument in UTF-8"
+    return None
+
+
 def _report_graph_invalid(exc: GraphInvalid) -> None:
     typer.echo(f"error: {exc.source} is not a valid graph:", err=True)
     for issue in exc.issues:
@@ -269,6 +281,10 @@ register_doctor(cli)
 
 def main() -> None:
     """Console entry point: maps every failure to a message and an exit code, never a traceback."""
+    problem = _undecodable(sys.argv[1:])
+    if problem:
+        typer.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
     try:
         cli()
         code = 0

@@ -142,6 +142,15 @@ def test_a_run_id_git_accepts_still_runs(repo: Path) -> None:
     assert json.loads(result.stdout)["id"] == "team/quote-1"
 
 
+def test_an_argument_that_is_not_utf8_is_refused_before_any_command(repo: Path) -> None:
+    # Python reads such bytes as lone surrogates, which a journal cannot hold: the run failed half-way
+    args = [b"run", bytes(GATED), b"--request", b"fix \xff", b"--agent", AGENT.encode(), b"--repo", bytes(repo)]
+    result = subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.decode() == "error: argument 4 (fix \\udcff) is not UTF-8 text: give every argument in UTF-8\n"
+    assert_nothing_created(repo)
+
+
 @pytest.mark.parametrize("content", [None, b"\xff\xfe title", "fifo"])
 def test_an_unreadable_request_file_is_refused(repo: Path, tmp_path: Path, content: bytes | str | None) -> None:
     request = tmp_path / "request.md"
