@@ -216,7 +216,7 @@ def _parse_visits(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         stage, sep, number = item.partition("=")
-        if not sep or not number.strip().isdigit():
+        if not sep or not (number.strip().isascii() and number.strip().isdigit()) or len(number.strip()) > 9:
             _usage_error(f"--visits takes stage=n pairs separated by commas; cannot read {item!r}")
         counts[stage.strip()] = int(number)
     return counts
@@ -240,16 +240,33 @@ def _print_reports(reports: list[FileReport]) -> None:
         typer.echo(f"{report.path}: {status}{extra}")
         for issue in outcome.issues:
             kind = typer.style("error", fg="red") if issue.is_error else typer.style("warning", fg="yellow")
-            where = f" [stage {issue.stage}]" if issue.stage is not None else ""
+            where = f" [stage {_printable(issue.stage)}]" if issue.stage is not None else ""
             where += f" [edge {issue.edge}]" if issue.edge is not None else ""
             typer.echo(f"  {kind} {issue.code}{where}: {issue.message}")
     valid = sum(report.validation.valid for report in reports)
     typer.echo(f"{len(reports)} file(s): {valid} valid, {len(reports) - valid} invalid")
 
 
+def _printable(name: str) -> str:
+    """``name`` as a terminal can show it: a stage name with a control character or a surrogate escaped."""
+    return name if name.isprintable() else repr(name)[1:-1]
+
+
 def _usage_error(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(EXIT_USAGE)
+
+
+def _undecodable(args: list[str]) -> str | None:
+    """Python turns argument bytes that are not UTF-8 into lone surrogates, which no journal, ref or terminal
+    can hold: a run started with one failed half-way. Such an argument is refused before any command runs."""
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "backslashreplace").decode()
+            return f"argument {position} ({shown}) is not UTF-8 text: give every argument in UTF-8"
+    return None
 
 
 def _report_graph_invalid(exc: GraphInvalid) -> None:
@@ -264,6 +281,10 @@ register_doctor(cli)
 
 def main() -> None:
     """Console entry point: maps every failure to a message and an exit code, never a traceback."""
+    problem = _undecodable(sys.argv[1:])
+    if problem:
+        typer.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
     try:
         cli()
         code = 0

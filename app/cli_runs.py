@@ -8,9 +8,10 @@ command itself could not work.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -21,6 +22,7 @@ from app.engine.graph import Graph, Policy
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Launch, Run
 from app.graphset import find_graph, library_dirs
+from app.inputfile import InputUnreadable, read_input_text
 from app.local.config import ConfigError, GateMode, LocalConfig, load_config, missing_agent_problem
 from app.local.launch import (
     CommandLine,
@@ -74,6 +76,28 @@ def parse_policy(text: str) -> Policy:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise typer.BadParameter(problems, param_hint="--policy") from None
+
+
+def refuse(message: str) -> NoReturn:
+    """A usage error in one line, exit 2, before anything is created."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def check_run_id(run_id: str) -> None:
+    """Refuse a ``--run-id`` that cannot name the run's branch by git's own rules (``git check-ref-format``),
+    before the branch, worktree or journal exist: a later git failure would leave a half-made run."""
+    ref = f"refs/heads/interlock/{run_id}"
+    fit = run_id.isprintable() and subprocess.run(["git", "check-ref-format", ref], capture_output=True).returncode == 0
+    if not fit:
+        refuse(f"--run-id {run_id!r} cannot name the run's git branch: see `git help check-ref-format`")
+
+
+def read_request(path: Path) -> str:
+    try:
+        return read_input_text(path)
+    except InputUnreadable as exc:
+        refuse(f"cannot read --request-file {exc}")
 
 
 def make_shell(
@@ -185,7 +209,9 @@ def register(cli: typer.Typer) -> None:
         """Run a graph on a local repository until it stops (end, gate, question, escalation, stop)."""
         if (request is None) == (request_file is None):
             raise typer.BadParameter("give exactly one of --request and --request-file")
-        text = request if request is not None else request_file.read_text(encoding="utf-8")  # type: ignore[union-attr]
+        if run_id is not None:
+            check_run_id(run_id)
+        text = request if request is not None else read_request(request_file)  # type: ignore[arg-type]
         title, _, body = text.strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
         limits = parse_policy(policy) if policy else None

@@ -13,14 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from app.engine.errors import GraphFileError, GraphInvalid, TeamInvalid
 from app.engine.graph import Graph
 from app.engine.team import Team, parse_team
 from app.engine.validate import Issue, IssueCode, Validation, parse_graph, validate_graph
+from app.inputfile import (
+    MAX_INPUT_BYTES,
+    TOO_MANY_DIGITS,
+    InputUnreadable,
+    parse_yaml,
+    read_input_bytes,
+    read_input_text,
+)
 
-MAX_GRAPH_BYTES = 16 * 1024 * 1024
+MAX_GRAPH_BYTES = MAX_INPUT_BYTES
 SCHEMA_SUFFIX = ".schema.json"
 LIBRARY_PACKAGE = "app.library"  # graphs/ of the repository, mapped in pyproject.toml
 
@@ -56,12 +62,9 @@ def graph_files(path: Path) -> list[Path]:
 def read_json_file(path: Path, limit: int = MAX_GRAPH_BYTES) -> Any:
     """Parsed JSON of ``path``; ``GraphFileError`` says precisely why it cannot be had."""
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise GraphFileError(str(path), f"file is too large ({size:,} bytes; the limit is {limit:,})")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise GraphFileError(str(path), exc.strerror or str(exc), readable=False) from None
+        raw = read_input_bytes(path, limit)
+    except InputUnreadable as exc:
+        raise GraphFileError(str(path), exc.reason, readable=exc.found) from None
     if not raw.strip():
         raise GraphFileError(str(path), "file is empty: a graph is a JSON object")
     try:
@@ -72,6 +75,8 @@ def read_json_file(path: Path, limit: int = MAX_GRAPH_BYTES) -> Any:
         raise GraphFileError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise GraphFileError(str(path), "JSON nested too deeply to be a graph") from None
+    except ValueError:  # an integer of more than 4,300 digits: int() refuses it
+        raise GraphFileError(str(path), f"not usable JSON: {TOO_MANY_DIGITS}") from None
 
 
 def validate_file(path: Path, team: Team | None = None) -> FileReport:
@@ -120,13 +125,9 @@ def find_graph(reference: str, search: list[Path]) -> Graph:
 def load_team(path: Path) -> Team:
     """A team roster from a YAML or JSON file (JSON is YAML, so one parser reads both)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TeamInvalid([f"{path}: cannot read: {exc}"]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise TeamInvalid([f"{path}: not YAML or JSON: {exc}"]) from None
+        data = parse_yaml(path, read_input_text(path))
+    except InputUnreadable as exc:
+        raise TeamInvalid([f"{path}: cannot read: {exc.reason}"]) from None
     return parse_team(data)
 
 

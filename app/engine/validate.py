@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from app.engine.errors import GraphInvalid
 from app.engine.graph import END, RESERVED_VERDICTS, Edge, Graph, Node, Policy, distinct_labels
 from app.engine.issues import WARNING_CODES, Issue, IssueCode, Validation
+from app.engine.names import unfit_text
 from app.engine.team import Team
 
 
@@ -92,6 +93,7 @@ def _validate(data: Any, team: Team | None) -> Validation:
         found.add(IssueCode.SCHEMA, f"a graph must be a JSON object, not {_json_type(data)}")
         return Validation(tuple(found.issues), None)
     header = _check_header(data, found)
+    found.issues.extend(Issue(IssueCode.SCHEMA, message, stage) for message, stage in unfit_text(data))
     raw_nodes = _list_at(data, "nodes")
     raw_edges = _list_at(data, "edges")
     nodes = _check_nodes(raw_nodes, found)

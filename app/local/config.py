@@ -24,7 +24,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.agents.base import Agent
@@ -35,6 +34,7 @@ from app.engine.errors import InterlockError
 from app.engine.graph import Graph, Policy
 from app.engine.team import Role, Team, parse_team
 from app.engine.verdict import UPSTREAM_PATTERN
+from app.inputfile import InputUnreadable, decode_utf8, parse_yaml, read_input_bytes
 
 
 class GateMode(StrEnum):
@@ -70,20 +70,21 @@ def load_config(path: Path | None) -> LocalConfig:
 
 def read_config_bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}") from None
+        return read_input_bytes(path)
+    except InputUnreadable as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.reason}") from None
 
 
 def parse_config(content: bytes, path: Path) -> LocalConfig:
     """The configuration in ``content`` (the bytes of ``path``, read once so that they are what is hashed)."""
     try:
-        data = yaml.safe_load(content.decode("utf-8")) or {}
+        data = parse_yaml(path, decode_utf8(path, content)) or {}
+    except InputUnreadable as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.reason}") from None
+    try:
         if isinstance(data, dict) and isinstance(data.get("team"), dict):
             data = {**data, "team": parse_team(data["team"])}
         return LocalConfig.model_validate(data)
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}") from None
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"config {path}: {problems}") from None

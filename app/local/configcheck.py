@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from app.engine.errors import TeamInvalid
 from app.engine.findings import Finding, FindingCode, error, ok
 from app.engine.team import parse_team
+from app.inputfile import InputUnreadable, parse_yaml, read_input_text
 from app.local.config import LocalConfig
 
 TEXT_KEYS = ("agent", "decide", "advisor", "base")  # what the agents and base checks need from a bad file
@@ -43,13 +43,15 @@ def config_findings(path: Path | None) -> ConfigReading:
         return ConfigReading(LocalConfig())
     subject = f"config {path}"
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, f"cannot read it: {reason}", _path_fix())])
-    except yaml.YAMLError as exc:
-        message = f"not YAML: {exc}".replace("\n", " ")
-        return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, message, "correct the YAML syntax")])
+        text = read_input_text(path)
+    except InputUnreadable as exc:
+        return ConfigReading(
+            None, [error(FindingCode.CONFIG_FILE, subject, f"cannot read it: {exc.reason}", _path_fix())]
+        )
+    try:
+        data: Any = parse_yaml(path, text) or {}
+    except InputUnreadable as exc:
+        return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, exc.reason, "correct the YAML syntax")])
     if not isinstance(data, dict):
         message = f"a configuration is a mapping of keys, not {type(data).__name__}"
         return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, message, README_SECTION)])

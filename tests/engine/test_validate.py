@@ -213,3 +213,28 @@ def test_parsed_graph_keeps_defaults_and_order() -> None:
     assert parsed.labels("a") == ("FAIL", "PASS")
     assert [e.target for e in parsed.outgoing("a")] == ["a", "b"]
     assert parsed.content_hash() == parse_graph(parsed.to_json()).content_hash()
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        (graph([node("a", "cod\x07ing")], [edge("a", "PASS", "__end__")]), "graph.nodes[0].capability"),
+        (graph([node("a")], [edge("a", "PA\rSS", "__end__")]), "graph.edges[0].verdict"),
+        (graph([node("a")], [edge("a", "PASS", "__end__")], name="t\x9bx"), "graph.name"),
+        (
+            graph([node("a")], [edge("a", "PASS", "__end__")], policy={"units": {"co\x1bd": 1}}),
+            "a key in graph.policy.units",
+        ),
+        (graph([node("a", extraPrompt="line\x00")], [edge("a", "PASS", "__end__")]), "graph.nodes[0].extraPrompt"),
+    ],
+)
+def test_text_no_shell_can_carry_is_a_schema_error(data: dict[str, object], where: str) -> None:
+    # SPEC G3: refused up front with the stable code `schema` (a run would fail half-way otherwise)
+    outcome = validate_graph(data)
+    assert outcome.graph is None
+    assert any(issue.code is IssueCode.SCHEMA and issue.message.startswith(where) for issue in outcome.errors)
+
+
+def test_free_text_may_span_lines_and_names_may_be_any_printable_text() -> None:
+    data = graph([node("étape", extraPrompt="one\n\ttwo\r\n")], [edge("étape", "PASS ✓", "__end__")], entry="étape")
+    assert validate_graph({**data, "description": "a\nb"}).valid
