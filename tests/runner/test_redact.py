@@ -4,13 +4,16 @@ secret's shape passes unchanged."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from app.agents.base import AgentOutcome
 from app.engine.record import MissionStatus
 from app.runner.records import masked_outcome
-from app.runner.redact import MASK, Redactor
+from app.runner.redact import MASK, SECRET_NAME, Redactor
+from tests.helpers import ROOT
 from tests.secret_shapes import ONE_OF_EACH, PGP_KEY, SHAPES, core
 
 AROUND = st.text(max_size=30)
@@ -57,3 +60,21 @@ def test_a_key_block_cut_before_its_end_is_masked_to_the_end(key: str, cut: int)
 @given(prose=PROSE)
 def test_text_without_a_secret_passes_unchanged(prose: str) -> None:
     assert Redactor({}).text(prose) == prose
+
+
+def test_the_readme_says_exactly_what_is_masked() -> None:
+    # every variable name and token prefix the README lists is masked, and every one the redactor knows is listed
+    text = " ".join((ROOT / "README.md").read_text().split())
+    said = text[text.index("Secrets are masked as") : text.index("carry none")]
+    names = re.findall(r"`([A-Z_]+)`", said.split("; and")[0])
+    assert sorted(names) == sorted(
+        SECRET_NAME.pattern.strip("()$").replace("CREDENTIALS?", "CREDENTIAL|CREDENTIALS").split("|")
+    )
+    prefixes = re.findall(r"`((?:gh[a-z]|github_pat|sk|sk-ant|sk-proj|xox[a-z])[_-]|AKIA)`", said)
+    assert len(prefixes) == 15
+    for prefix in prefixes:
+        token = prefix + ("A" * 16 if prefix == "AKIA" else "Ab3" * 10)
+        assert Redactor({}).text(f"x {token} y") == f"x {MASK} y", prefix
+    for shape in ("GitHub tokens", "API keys", "Slack tokens", "AWS access key ids", "PGP", "cut before their end"):
+        assert shape in said
+    assert Redactor({"A_CREDENTIAL": "value-of-it"}).text("value-of-it") == MASK
