@@ -2,7 +2,8 @@
 
 The agent runs in the run's worktree and inherits the environment; the commit happens afterwards, in
 Interlock's own code, with a message naming run, stage and mission. The full record of the mission —
-prompt, answer, usage, timing, commits — is stored once beside the run record (SPEC C5, J5).
+prompt, answer, usage, timing, commits — is stored once beside the run record (SPEC C5, J5). Every answer
+(an agent's, a check's, a decision's, the advisor's) is masked here, before the engine sees it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from app.local.config import (
 )
 from app.local.gitops import commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.runner.orders import parse_advice
-from app.runner.records import mission_record, run_advisor, run_check
+from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
 from app.runner.redact import Redactor
 from app.store.journal import encode_json, mission_path
 
@@ -74,7 +75,7 @@ def run_mission(
         on_session=on_session,
         on_start=on_start,
     )
-    outcome = run_check(call, effect.check) if effect.check is not None else _run_agent(config, call)
+    outcome = masked_outcome(run_check(call, effect.check) if effect.check is not None else _run_agent(config, call))
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
     if effect.check is None:
         commit_work(tree, message)
@@ -139,7 +140,7 @@ def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) ->
         raise ConfigError(f"no agent makes the decision of {effect.stage!r}: {WAYS_TO_NAME_AN_AGENT}")
     timeout = min(config.timeout_s, 300)
     call = _side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout)
-    outcome = _named(agent_from_spec(spec, config.prices).run(call), spec)
+    outcome = masked_outcome(_named(agent_from_spec(spec, config.prices).run(call), spec))
     answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
     record = mission_record(run.id, effect.seq, effect.stage, MissionKind.DECIDE, outcome, prompt=effect.prompt)
     event = DecisionReturned(key=effect.key, at=now(), seq=effect.seq, answer=answer, usage=outcome.usage)
@@ -154,7 +155,7 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
     call = _side_call(
         run, effect.stage, effect.seq, effect.question, MissionKind.ADVISOR, workdir, config.advisor_timeout_s
     )
-    outcome = run_advisor(config.advisor, call, config.prices)
+    outcome = masked_outcome(run_advisor(config.advisor, call, config.prices))
     discard_changes(workdir)
     advice, instruction = parse_advice(outcome.answer) if outcome.status is MissionStatus.DONE else (None, "")
     record = mission_record(run.id, effect.seq, effect.stage, MissionKind.ADVISOR, outcome, prompt=effect.question)

@@ -30,7 +30,7 @@ from app.engine.record import MissionKind, MissionStatus, Run
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
-from app.runner.records import mission_record, run_advisor, run_check
+from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
 from app.runner.redact import Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
@@ -126,7 +126,7 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
     handoff.mkdir(parents=True, exist_ok=True)
-    outcome = _work(run, order, settings, env, listed)
+    outcome = masked_outcome(_work(run, order, settings, env, listed), Redactor(env))  # the hand-off holds none
     remote = Remote(settings.workdir, remote=settings.remote)  # no token from here on: a process the agent left
     head = None  # behind could read it in the environment of the git processes below
     if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and not order.check:

@@ -25,7 +25,8 @@ def run_check(call: AgentCall, command: str) -> AgentOutcome:
     started = time.monotonic()
     code, out, err, timed_out = run_process(["/bin/sh", "-c", f"{command} 2>&1"], call, env, stdin="")
     status = MissionStatus.TIMEOUT if timed_out else MissionStatus.DONE
-    answer = f"$ {command}\n{(out + err).strip()[-8000:]}\n(exit code {code})"
+    output = Redactor().text((out + err).strip())  # masked before the cut, so no key is cut in half
+    answer = f"$ {command}\n{output[-8000:]}\n(exit code {code})"
     return AgentOutcome(
         status=status,
         answer=answer,
@@ -45,6 +46,18 @@ def run_advisor(spec: str | None, call: AgentCall, prices: Mapping[str, ModelPri
         return agent_from_spec(spec, prices).run(call)
     except InterlockError as exc:
         return AgentOutcome(status=MissionStatus.FAILED, answer=f"The advisor could not run: {exc}", agent="advisor")
+
+
+def masked_outcome(outcome: AgentOutcome, redactor: Redactor | None = None) -> AgentOutcome:
+    """An agent's outcome with its text masked: applied where an agent's answer enters Interlock, in every
+    shell, so that the engine never holds a secret — nor the records, prompts, decision files, questions and
+    printed lines made from its state. Default: the secrets of this process's environment."""
+    redactor = redactor or Redactor()
+    return outcome.with_(
+        answer=redactor.text(outcome.answer),
+        agent=redactor.text(outcome.agent),
+        model=redactor.text(outcome.model) if outcome.model else outcome.model,
+    )
 
 
 def mission_record(

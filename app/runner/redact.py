@@ -3,6 +3,10 @@
 Two nets: the values of the environment's secret variables (whatever their shape), and the shapes of
 well-known credentials (GitHub tokens, API keys, private keys) wherever they came from — an agent may
 print a key it found in a file.
+
+One redactor for every shell: an agent's text is masked where it enters Interlock (``masked_outcome`` in
+app/runner/records.py, used by the local shell and the Actions job), so the engine never holds a secret and
+nothing derived from its state — records, prompts, decision files, questions, progress lines — can carry one.
 """
 
 from __future__ import annotations
@@ -14,14 +18,21 @@ from typing import Any
 
 MASK = "[redacted]"
 SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|API_KEY|ACCESS_KEY|CREDENTIALS?)$", re.I)
-SHAPES = re.compile(
-    r"gh[opusr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}"
-    r"|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
+# PEM keys (RSA, EC, OPENSSH...) and PGP private key blocks, masked first (a token's pattern could otherwise
+# take the dashes of a BEGIN line glued to it and leave the key's body); a block cut before its END line (an
+# answer or an output cut short) is masked to the end of the text, never left half shown
+KEY_BLOCKS = re.compile(
+    r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*)", re.DOTALL
+)
+# tokens and key ids; a token's mask runs on over the characters tokens are made of, so that a token glued to
+# the next one (``ghp_…ghp_…``) never leaves the second's body shown
+TOKEN_TAIL = r"[A-Za-z0-9_-]*"
+TOKENS = re.compile(
+    rf"gh[opusr]_[A-Za-z0-9]{{20,}}{TOKEN_TAIL}"
+    rf"|github_pat_[A-Za-z0-9_]{{20,}}{TOKEN_TAIL}"
+    rf"|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{{20,}}"
+    rf"|xox[abprs]-[A-Za-z0-9-]{{10,}}{TOKEN_TAIL}"
     r"|AKIA[0-9A-Z]{16}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----",
-    re.DOTALL,
 )
 MIN_SECRET_LENGTH = 8  # shorter values ("true", "1") would mask ordinary words
 
@@ -37,7 +48,7 @@ class Redactor:
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)
-        return SHAPES.sub(MASK, text)
+        return TOKENS.sub(MASK, KEY_BLOCKS.sub(MASK, text))
 
     def data(self, value: Any) -> Any:
         """Every string inside JSON-like data, redacted."""
