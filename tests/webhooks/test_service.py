@@ -50,6 +50,23 @@ def test_a_forged_or_unsigned_delivery_is_refused_before_parsing(settings: Servi
     assert response.status_code == 401 and calls == []
 
 
+@pytest.mark.parametrize(
+    "header",
+    [b"sha256=\xc3\xa9" + b"0" * 62, b"sha256=" + b"\xff" * 64, b"sha256=\x80", b"sha256=" + b"a" * 5000],
+    ids=["utf8", "latin1", "short-high-byte", "long"],
+)
+def test_a_malformed_signature_header_is_401_not_500(settings: ServiceSettings, header: bytes) -> None:
+    # SPEC GH9: any malformed X-Hub-Signature-256 is refused as unauthenticated, before anything else runs
+    calls: list[Delivery] = []
+    router = Router()
+    router.on("ping")(lambda d: calls.append(d) or Outcome.HANDLED)  # type: ignore[func-returns-value]
+    body, headers = signed("ping", PING)
+    sent: dict[str, Any] = {**headers, "x-hub-signature-256": header}
+    response = client(settings, router).post(WEBHOOK_PATH, content=body, headers=sent)
+    assert response.status_code == 401 and calls == []
+    assert response.json() == {"error": "missing or invalid X-Hub-Signature-256"}
+
+
 def test_a_body_changed_after_signing_is_refused(settings: ServiceSettings) -> None:
     body, headers = signed("ping", PING)
     response = client(settings).post(WEBHOOK_PATH, content=body.replace(b"awesome", b"awful"), headers=headers)
