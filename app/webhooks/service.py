@@ -3,7 +3,8 @@
 Order of work on a delivery, and why:
 1. a size limit (25 MB, GitHub's own cap) before reading — a flood of bytes costs nothing;
 2. the HMAC-SHA256 signature of the raw body, in constant time, before any parsing — 401 otherwise;
-3. the JSON body and the event headers — 400 when malformed;
+3. the JSON body and the event headers — 400 when malformed; so is a delivery whose handler finds a field
+   it needs missing or unsafe (``MalformedDelivery``): nothing changed, and no redelivery could help;
 4. the handler for (event, action), within a deadline well under GitHub's 10 s — 2xx when done or
    ignored, 5xx when it failed (nothing is half-applied: each run transition is one compare-and-swap), so
    the delivery shows as failed and ``interlock redeliver`` recovers it.
@@ -24,7 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.webhooks.delivery import Delivery
+from app.webhooks.delivery import Delivery, MalformedDelivery
 from app.webhooks.metrics import UNVERIFIED, Metrics
 from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
@@ -128,6 +129,10 @@ def create_app(
                 outcome = await asyncio.wait_for(run_in_threadpool(routes.dispatch, delivery), deadline_s)
             else:
                 outcome = routes.dispatch(delivery)  # ignored, own, or an inline handler: no thread needed
+        except MalformedDelivery as exc:  # a field the handler needs is missing or unsafe: redelivery cannot help
+            log.warning("refused %s", str(exc).encode("unicode_escape").decode("ascii"))
+            error = {"delivery": delivery_id, "error": "malformed delivery", "detail": str(exc)}
+            return answer(400, error, label, started)
         except TimeoutError:
             log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())
             return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, label, started)
