@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,13 +22,14 @@ from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.github.client import GitHubApp
 from app.github.config import RepoConfig
-from app.github.runs import GitHubRuns, run_id_for
+from app.github.runs import UPSTREAM_LINK, GitHubRuns, run_id_for
 from app.runner.orders import parse_advice
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.router import Outcome, Router, default_router
 
+log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
 UPSTREAM = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
 # greedy: "(a (b))"; a stage with a control character or a slash names no mission file
@@ -52,6 +54,7 @@ class Handlers:
     def __init__(self, app: GitHubApp, library: list[Path]) -> None:
         self.app = app
         self.library = library
+        self.app_slug: str | None = None  # the router's: the App's own bot user is `<slug>[bot]`
 
     def runs(self, delivery: Delivery) -> GitHubRuns:
         installation = delivery.require(delivery.installation_id, "installation.id", "a positive integer")
@@ -60,6 +63,7 @@ class Handlers:
         return GitHubRuns(self.app, installation, repo, default, self.library)
 
     def register(self, router: Router) -> Router:
+        self.app_slug = router.app_slug
         router.on("issues", "labeled")(self.issue_labeled)
         router.on("workflow_run", "completed")(self.job_completed)
         router.on("pull_request_review", "submitted")(self.review_submitted)
@@ -70,20 +74,33 @@ class Handlers:
 
     def upstream_closed(self, delivery: Delivery) -> Outcome:
         """SPEC U3: an upstream request Interlock filed was closed — completed resumes the waiting run by
-        itself, not planned escalates it."""
+        itself, not planned escalates it. The marker in the body is text anyone can write, so it is trusted
+        only on an issue the App itself opened whose number the run recorded when it filed it, and only a close
+        by the App or by someone with the configured permission on that repository counts (SPEC GH9)."""
         found = UPSTREAM.search(text_at(delivery.payload, "issue", "body") or "")
         if found is None or delivery.installation_id is None:
             return Outcome.IGNORED
+        upstream = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
+        number = delivery.require_number("issue", "number")
+        app_user, closer = f"{self.app_slug}[bot]", delivery.require_sender()
+        if not self.app_slug or login(text_at(delivery.payload, "issue", "user", "login")) != app_user:
+            log.warning("ignored %s: an upstream marker in an issue the app did not open", delivery.describe())
+            return Outcome.IGNORED
+        origin = GitHubRuns(self.app, delivery.installation_id, found.group("repo"), "main", self.library)
+        if closer != app_user and not origin.config().allows(origin.api.permission(upstream, closer)):
+            log.warning("ignored %s: closed by %s, who lacks the permission", delivery.describe(), closer)
+            return Outcome.IGNORED
         reason = text_at(delivery.payload, "issue", "state_reason") or "completed"
         state = "done" if reason == "completed" else "rejected"
-        origin = GitHubRuns(self.app, delivery.installation_id, found.group("repo"), "main", self.library)
         moment = when(text_at(delivery.payload, "issue", "closed_at"))
         url = text_at(delivery.payload, "issue", "html_url")
-        return self._apply(
-            origin,
-            found.group("run"),
-            lambda run: ev.UpstreamChanged(key=delivery.delivery_id, at=moment, state=state, id=url),
-        )
+
+        def event(run: Run) -> ev.Event:
+            if run.links.get(UPSTREAM_LINK) != f"{upstream}#{number}":
+                raise EventRejected(run.id, run.status.value, "upstream close", "not the request this run filed")
+            return ev.UpstreamChanged(key=delivery.delivery_id, at=moment, state=state, id=url)
+
+        return self._apply(origin, found.group("run"), event)
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
         """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue."""
