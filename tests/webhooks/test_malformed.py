@@ -88,7 +88,7 @@ REFUSED = [
     ("issues", labelled, setter("issue", "number", value="7"), "issue.number"),
     ("issues", labelled, setter("issue", value=None), "issue.number"),
     ("issues", labelled, setter("sender", "login", value="al\x00ice"), "sender.login"),
-    ("issues", labelled, setter("sender", "login", value="../../admin"), "sender.login"),
+    ("issues", labelled, setter("sender", "login", value="a/b"), "sender.login"),
     ("issues", labelled, setter("installation", "id", value=False), None),
     ("issue_comment", commented, setter("issue", "number", value=False), "issue.number"),
     ("issue_comment", commented, setter("sender", value="alice"), "sender.login"),
@@ -101,7 +101,7 @@ REFUSED = [
         setter("workflow_run", "display_title", value="interlock issue-1 mission " + "9" * 5000 + " (b)"),
         None,
     ),
-    ("workflow_run", job, setter("workflow_run", "display_title", value="interlock issue-1 mission 1 (../../x)"), None),
+    ("workflow_run", job, setter("workflow_run", "display_title", value="interlock issue-1 mission 1 (up/x)"), None),
     ("workflow_run", job, setter("workflow_run", "display_title", value="interlock issue-1 mission 1 (a\x00b)"), None),
 ]
 
