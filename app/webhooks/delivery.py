@@ -81,8 +81,16 @@ def at(data: Any, *path: str) -> Any:
 
 
 def text_at(data: Any, *path: str) -> str | None:
+    """The string at ``path``; a lone surrogate (JSON allows ``"\\ud800"``) becomes ``?``, since no file,
+    comment or request body can carry it."""
     value = at(data, *path)
-    return value if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", errors="replace").decode("utf-8")
+    return value
 
 
 def number_at(data: Any, *path: str) -> int | None:

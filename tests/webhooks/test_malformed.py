@@ -158,3 +158,15 @@ def test_a_time_without_a_zone_is_utc_so_that_it_compares() -> None:
 def test_a_refusal_names_the_field() -> None:
     with pytest.raises(MalformedDelivery, match=r"`issue\.number` is missing or not a positive integer"):
         Delivery("issues", "d", {"issue": {"number": True}}).require_number("issue", "number")
+
+
+def test_a_lone_surrogate_in_a_field_is_stored_as_a_question_mark(world: World, settings: ServiceSettings) -> None:
+    # SPEC GH8: JSON may carry "\ud800", which no file or comment can: the job's link, quoted in the failed
+    # mission's answer, is saved with "?" in its place instead of failing the delivery for ever
+    _, issue = world.label()
+    payload = job()
+    payload["workflow_run"] = {**payload["workflow_run"], "conclusion": "failure", "html_url": "https://x/\ud800"}
+    body, headers = signed("workflow_run", payload, delivery="surrogate")
+    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 200 and world.run(issue).mission(1).status.value == "crashed"
+    assert any("https://x/?" in text for text in world.fake.files_at("octo/app", "interlock/state").values())
