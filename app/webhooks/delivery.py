@@ -38,7 +38,7 @@ class Delivery:
 
     @property
     def installation_id(self) -> int | None:
-        return number_at(self.payload, "installation", "id")
+        return number_at(self.payload, "installation", "id", least=0)  # 0: app-less mode's one installation
 
     @property
     def repository(self) -> str | None:
@@ -93,10 +93,10 @@ def text_at(data: Any, *path: str) -> str | None:
     return value
 
 
-def number_at(data: Any, *path: str) -> int | None:
-    """A positive integer no larger than ``LARGEST_NUMBER``; a boolean is not a number here."""
+def number_at(data: Any, *path: str, least: int = 1) -> int | None:
+    """An integer from ``least`` to ``LARGEST_NUMBER``; a boolean is not a number here."""
     value = at(data, *path)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= LARGEST_NUMBER:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= LARGEST_NUMBER:
         return None
     return value
 
