@@ -49,6 +49,7 @@ from app.store.journal import decision_path, encode_json, order_path
 MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
 UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
+UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
 CONFIG_TTL_S = 60.0
 CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
 GRAPH_CACHE: dict[str, Graph] = {}
@@ -254,7 +255,7 @@ class GitHubRuns:
             case PostMessage(text=text) | Escalate(decision=text) if mark and issue:
                 self.api.comment(self.repo, issue, f"{text}\n\n{mark}")
             case FileRequest():
-                self._file_request(run, effect, issue, mark or "")
+                run = self._file_request(run, effect, issue, mark or "")
             case EmitEvent():
                 self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
                 run = self._record_event_sent(run)
@@ -380,9 +381,10 @@ class GitHubRuns:
         if "pr" in run.links:
             self.api.request_reviewers(self.repo, int(run.links["pr"]), self.config().gatekeepers)
 
-    def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> None:
-        """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself; the note
-        on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
+    def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
+        """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself, and record
+        its number: the marker is text anyone can copy, so only the close of the issue the run names counts
+        (SPEC GH9). The note on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
         marker = UPSTREAM_MARKER.format(run_id=run.id, repo=self.repo)
         body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._\n{marker}"
         try:
@@ -390,7 +392,12 @@ class GitHubRuns:
             note = f"Filed the upstream request {created['url'] or effect.target} for this run."
         except GitHubError as exc:
             note = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
+        else:
+            filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}"}
+            key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
+            run = self.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed))[0]
         self.api.comment(self.repo, issue, f"{note}\n\n{mark}")
+        return run
 
     def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None) -> None:
         """Edit the status comment; on a redelivery, only if what it shows changed."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,25 +22,31 @@ from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.github.client import GitHubApp
 from app.github.config import RepoConfig
-from app.github.runs import GitHubRuns, run_id_for
+from app.github.runs import UPSTREAM_LINK, GitHubRuns, run_id_for
 from app.runner.orders import parse_advice
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
-from app.webhooks.delivery import Delivery, at, text_at
+from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.router import Outcome, Router, default_router
 
-RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w.-]+)$")
+log = logging.getLogger("interlock.webhooks")
+RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
 UPSTREAM = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
-JOB_TITLE = re.compile(r"interlock (?P<run>[\w.-]+) mission (?P<seq>\d+) \((?P<stage>.+)\)")  # greedy: "(a (b))"
+# greedy: "(a (b))"; a stage with a control character or a slash names no mission file
+JOB_TITLE = re.compile(
+    r"interlock (?P<run>[\w-][\w.-]{0,99}) mission (?P<seq>\d{1,9}) \((?P<stage>[^\x00-\x1f\x7f/\\]+)\)", re.ASCII
+)
 
 
 def when(value: Any) -> datetime:
-    """A payload timestamp; the time it happened is what a redelivery repeats, so it keys staleness."""
+    """A payload timestamp; the time it happened is what a redelivery repeats, so it keys staleness. One
+    without a zone is UTC (GitHub's are), so that it compares with the record's times."""
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            pass
+            return datetime.now(UTC)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
     return datetime.now(UTC)
 
 
@@ -47,14 +54,16 @@ class Handlers:
     def __init__(self, app: GitHubApp, library: list[Path]) -> None:
         self.app = app
         self.library = library
+        self.app_slug: str | None = None  # the router's: the App's own bot user is `<slug>[bot]`
 
     def runs(self, delivery: Delivery) -> GitHubRuns:
-        if delivery.installation_id is None or delivery.repository is None:
-            raise ValueError(f"{delivery.describe()} names no installation or repository")
+        installation = delivery.require(delivery.installation_id, "installation.id", "a positive integer")
+        repo = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
         default = text_at(delivery.payload, "repository", "default_branch") or "main"
-        return GitHubRuns(self.app, delivery.installation_id, delivery.repository, default, self.library)
+        return GitHubRuns(self.app, installation, repo, default, self.library)
 
     def register(self, router: Router) -> Router:
+        self.app_slug = router.app_slug
         router.on("issues", "labeled")(self.issue_labeled)
         router.on("workflow_run", "completed")(self.job_completed)
         router.on("pull_request_review", "submitted")(self.review_submitted)
@@ -65,32 +74,45 @@ class Handlers:
 
     def upstream_closed(self, delivery: Delivery) -> Outcome:
         """SPEC U3: an upstream request Interlock filed was closed — completed resumes the waiting run by
-        itself, not planned escalates it."""
+        itself, not planned escalates it. The marker in the body is text anyone can write, so it is trusted
+        only on an issue the App itself opened whose number the run recorded when it filed it, and only a close
+        by the App or by someone with the configured permission on that repository counts (SPEC GH9)."""
         found = UPSTREAM.search(text_at(delivery.payload, "issue", "body") or "")
         if found is None or delivery.installation_id is None:
             return Outcome.IGNORED
+        upstream = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
+        number = delivery.require_number("issue", "number")
+        app_user, closer = f"{self.app_slug}[bot]", delivery.require_sender()
+        if not self.app_slug or login(text_at(delivery.payload, "issue", "user", "login")) != app_user:
+            log.warning("ignored %s: an upstream marker in an issue the app did not open", delivery.describe())
+            return Outcome.IGNORED
+        origin = GitHubRuns(self.app, delivery.installation_id, found.group("repo"), "main", self.library)
+        if closer != app_user and not origin.config().allows(origin.api.permission(upstream, closer)):
+            log.warning("ignored %s: closed by %s, who lacks the permission", delivery.describe(), closer)
+            return Outcome.IGNORED
         reason = text_at(delivery.payload, "issue", "state_reason") or "completed"
         state = "done" if reason == "completed" else "rejected"
-        origin = GitHubRuns(self.app, delivery.installation_id, found.group("repo"), "main", self.library)
         moment = when(text_at(delivery.payload, "issue", "closed_at"))
         url = text_at(delivery.payload, "issue", "html_url")
-        return self._apply(
-            origin,
-            found.group("run"),
-            lambda run: ev.UpstreamChanged(key=delivery.delivery_id, at=moment, state=state, id=url),
-        )
+
+        def event(run: Run) -> ev.Event:
+            if run.links.get(UPSTREAM_LINK) != f"{upstream}#{number}":
+                raise EventRejected(run.id, run.status.value, "upstream close", "not the request this run filed")
+            return ev.UpstreamChanged(key=delivery.delivery_id, at=moment, state=state, id=url)
+
+        return self._apply(origin, found.group("run"), event)
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
         """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue."""
         label = text_at(delivery.payload, "label", "name")
-        issue = at(delivery.payload, "issue", "number")
-        if not label or not isinstance(issue, int) or delivery.installation_id is None:
+        if not label or delivery.installation_id is None:
             return Outcome.IGNORED
+        issue = delivery.require_number("issue", "number")
         runs = self.runs(delivery)
         config = runs.config()
         if label != config.trigger_label:
             return Outcome.IGNORED
-        user = delivery.sender or ""
+        user = delivery.require_sender()
         if not config.allows(runs.api.permission(runs.repo, user)):
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
@@ -162,13 +184,17 @@ class Handlers:
         if run_id is None or state not in ("approved", "changes_requested"):
             return Outcome.IGNORED
         runs = self.runs(delivery)
-        user = text_at(delivery.payload, "review", "user", "login") or delivery.sender or ""
+        reviewer = text_at(delivery.payload, "review", "user", "login")  # absent: the sender reviewed
+        user = delivery.require(login(reviewer) if reviewer else delivery.sender, "review.user.login", "a GitHub login")
         if not runs.config().allows(runs.api.permission(runs.repo, user)):
             return Outcome.IGNORED
         note = text_at(delivery.payload, "review", "body") or ""
         submitted = when(text_at(delivery.payload, "review", "submitted_at"))
-        number, review_id = at(delivery.payload, "pull_request", "number"), at(delivery.payload, "review", "id")
-        if state == "changes_requested" and isinstance(number, int) and isinstance(review_id, int):
+        number, review_id = (
+            number_at(delivery.payload, "pull_request", "number"),
+            number_at(delivery.payload, "review", "id"),
+        )
+        if state == "changes_requested" and number is not None and review_id is not None:
             inline = runs.api.review_comments(runs.repo, number, review_id)
             note = "\n".join(filter(None, [note, *inline]))
 
@@ -196,11 +222,11 @@ class Handlers:
     def comment_created(self, delivery: Delivery) -> Outcome:
         """SPEC GH7: ``/interlock …`` commands from people with write permission; anything else gets a reply."""
         body = text_at(delivery.payload, "comment", "body") or ""
-        issue = at(delivery.payload, "issue", "number")
-        if not body.lstrip().startswith("/interlock") or not isinstance(issue, int):
+        if not body.lstrip().startswith("/interlock") or delivery.installation_id is None:
             return Outcome.IGNORED
+        issue = delivery.require_number("issue", "number")
         runs = self.runs(delivery)
-        user = delivery.sender or ""
+        user = delivery.require_sender()
         if not runs.config().allows(runs.api.permission(runs.repo, user)):
             runs.api.comment(
                 runs.repo,
@@ -232,7 +258,7 @@ class Handlers:
 def graph_label(delivery: Delivery, config: RepoConfig) -> str:
     """The graph a ``graph:<name>`` label of the issue names, else the configured default (SPEC GH1)."""
     prefix = config.graph_label_prefix
-    labels = [text_at(item, "name") or "" for item in at(delivery.payload, "issue", "labels") or []]
+    labels = [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
     return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), config.default_graph)
 
 

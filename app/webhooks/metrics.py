@@ -1,7 +1,10 @@
 """Prometheus text metrics of deliveries: counts by event, outcome and status, and a latency histogram.
 
-Bounded memory: one counter per (event, outcome, status) seen — a small set — whatever the number of
-deliveries. https://prometheus.io/docs/instrumenting/exposition_formats/
+Bounded memory: one counter per (event, outcome, status) seen, whatever the number of deliveries. Every
+label comes from a closed set the service chose — an event label is one of the events the service handles,
+else ``other``, and a request that was not authenticated is labelled ``unverified`` — so that no header of
+an unsigned request can add a series (a flood of made-up event names would otherwise grow /metrics without
+bound). https://prometheus.io/docs/instrumenting/exposition_formats/
 """
 
 from __future__ import annotations
@@ -12,17 +15,28 @@ from collections import Counter
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+OTHER = "other"  # a signed delivery of an event the service has no handler for
+UNVERIFIED = "unverified"  # a request refused before its signature was verified: its headers are not trusted
+
+
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, events: frozenset[str] = frozenset()) -> None:
+        self.events = events
         self.lock = threading.Lock()
         self.deliveries: Counter[tuple[str, str, int]] = Counter()
         self.buckets = [0] * len(BUCKETS)
         self.count = 0
         self.total_s = 0.0
 
-    def observe(self, event: str, outcome: str, status: int, seconds: float) -> None:
+    def event_label(self, event: str) -> str:
+        """The label for a verified delivery's ``X-GitHub-Event``: a known event's name, else ``other``."""
+        return event if event in self.events else OTHER
+
+    def observe(self, label: str, outcome: str, status: int, seconds: float) -> None:
+        """Count one answer; ``label`` is ``event_label(...)`` or ``UNVERIFIED``, ``outcome`` the service's own
+        words (an ``Outcome`` or a fixed error message), never text from the request."""
         with self.lock:
-            self.deliveries[(event[:64], outcome[:64], status)] += 1
+            self.deliveries[(label, outcome[:64], status)] += 1
             self.count += 1
             self.total_s += seconds
             for index, bound in enumerate(BUCKETS):

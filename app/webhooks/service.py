@@ -3,7 +3,8 @@
 Order of work on a delivery, and why:
 1. a size limit (25 MB, GitHub's own cap) before reading — a flood of bytes costs nothing;
 2. the HMAC-SHA256 signature of the raw body, in constant time, before any parsing — 401 otherwise;
-3. the JSON body and the event headers — 400 when malformed;
+3. the JSON body and the event headers — 400 when malformed; so is a delivery whose handler finds a field
+   it needs missing or unsafe (``MalformedDelivery``): nothing changed, and no redelivery could help;
 4. the handler for (event, action), within a deadline well under GitHub's 10 s — 2xx when done or
    ignored, 5xx when it failed (nothing is half-applied: each run transition is one compare-and-swap), so
    the delivery shows as failed and ``interlock redeliver`` recovers it.
@@ -24,8 +25,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.webhooks.delivery import Delivery
-from app.webhooks.metrics import Metrics
+from app.webhooks.delivery import Delivery, MalformedDelivery
+from app.webhooks.metrics import UNVERIFIED, Metrics
 from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import signature_valid
@@ -88,14 +89,15 @@ def create_app(
 ) -> FastAPI:
     app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None)
     routes = router or github_router(settings)
-    metrics = Metrics()
+    metrics = Metrics(frozenset(event for event, _ in routes.handlers))
     recent = RecentDeliveries()
     app.state.metrics = metrics
     app.state.router = routes
 
-    def answer(status: int, body: dict[str, Any], event: str, started: float) -> Response:
+    def answer(status: int, body: dict[str, Any], label: str, started: float) -> Response:
+        """The response, counted under ``label``: ``UNVERIFIED`` before the signature held, else the event's."""
         metrics.observe(
-            event, str(body.get("outcome", body.get("error", status))), status, time.perf_counter() - started
+            label, str(body.get("outcome", body.get("error", status))), status, time.perf_counter() - started
         )
         return JSONResponse(body, status_code=status)
 
@@ -106,35 +108,40 @@ def create_app(
         try:
             body = await read_body(request, max_body)
         except TooLarge:
-            return answer(413, {"error": f"payload larger than {max_body:,} bytes"}, event or "?", started)
+            return answer(413, {"error": f"payload larger than {max_body:,} bytes"}, UNVERIFIED, started)
         if not signature_valid(settings.webhook_secret, body, request.headers.get("x-hub-signature-256")):
-            return answer(401, {"error": "missing or invalid X-Hub-Signature-256"}, event or "?", started)
+            return answer(401, {"error": "missing or invalid X-Hub-Signature-256"}, UNVERIFIED, started)
         delivery_id = request.headers.get("x-github-delivery", "")
+        label = metrics.event_label(event)
         if not event or not delivery_id:
-            return answer(400, {"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, "?", started)
+            return answer(400, {"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, label, started)
         try:
             payload = json.loads(body)
         except (ValueError, RecursionError):
-            return answer(400, {"error": "the body is not JSON"}, event, started)
+            return answer(400, {"error": "the body is not JSON"}, label, started)
         if not isinstance(payload, dict):
-            return answer(400, {"error": "the body is not a JSON object"}, event, started)
+            return answer(400, {"error": "the body is not a JSON object"}, label, started)
         delivery = Delivery(event, delivery_id, payload)
         if delivery_id in recent:
-            return answer(200, {"delivery": delivery_id, "outcome": Outcome.DUPLICATE}, event, started)
+            return answer(200, {"delivery": delivery_id, "outcome": Outcome.DUPLICATE}, label, started)
         try:
             if routes.needs_worker(delivery):
                 outcome = await asyncio.wait_for(run_in_threadpool(routes.dispatch, delivery), deadline_s)
             else:
                 outcome = routes.dispatch(delivery)  # ignored, own, or an inline handler: no thread needed
+        except MalformedDelivery as exc:  # a field the handler needs is missing or unsafe: redelivery cannot help
+            log.warning("refused %s", str(exc).encode("unicode_escape").decode("ascii"))
+            error = {"delivery": delivery_id, "error": "malformed delivery", "detail": str(exc)}
+            return answer(400, error, label, started)
         except TimeoutError:
             log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())
-            return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, event, started)
+            return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, label, started)
         except Exception:
             log.exception("failed on %s", delivery.describe())
-            return answer(500, {"delivery": delivery_id, "error": "handler failed; redeliver"}, event, started)
+            return answer(500, {"delivery": delivery_id, "error": "handler failed; redeliver"}, label, started)
         recent.add(delivery_id)
         status = 202 if outcome in (Outcome.IGNORED, Outcome.OWN) else 200
-        return answer(status, {"delivery": delivery_id, "outcome": outcome}, event, started)
+        return answer(status, {"delivery": delivery_id, "outcome": outcome}, label, started)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -475,6 +475,30 @@ def test_a_redelivered_question_is_posted_once(world: World) -> None:
     assert writes(world, before) == []
 
 
+def upstream_closed(
+    body: str,
+    number: int,
+    reason: str = "completed",
+    author: str = "interlock-app[bot]",
+    closer: str = "lib-maintainer",
+) -> dict[str, Any]:
+    """An ``issues.closed`` delivery of an issue in octo/lib (the corpus has no issues/closed example)."""
+    payload = example("issues", "reopened.payload.json")
+    payload["action"] = "closed"
+    payload["repository"] = {**payload["repository"], "full_name": "octo/lib"}
+    payload["sender"] = {**payload["sender"], "login": closer, "type": "Bot" if closer.endswith("[bot]") else "User"}
+    payload["issue"] = {
+        **payload["issue"],
+        "number": number,
+        "user": {**payload["issue"]["user"], "login": author, "type": "Bot" if author.endswith("[bot]") else "User"},
+        "body": body,
+        "state": "closed",
+        "state_reason": reason,
+        "closed_at": "2099-01-03T00:00:00Z",
+    }
+    return payload
+
+
 @pytest.mark.parametrize(("reason", "status"), [("completed", Status.RUNNING), ("not_planned", Status.ESCALATED)])
 def test_an_upstream_request_is_filed_and_its_closing_moves_the_run(world: World, reason: str, status: Status) -> None:
     # SPEC V6, U3: the shell files the request; completed resumes the run by itself, not planned escalates it
@@ -486,17 +510,9 @@ def test_an_upstream_request_is_filed_and_its_closing_moves_the_run(world: World
     assert world.run(issue).status is Status.AWAITING_UPSTREAM
     filed = world.fake.issues[0]
     assert (filed["repo"], filed["title"]) == ("octo/lib", "Add retries") and "The API flakes." in filed["body"]
-    payload = example("issues", "reopened.payload.json")  # the corpus has no issues/closed example
-    payload["action"] = "closed"
-    payload["repository"] = {**payload["repository"], "full_name": "octo/lib"}
-    payload["issue"] = {
-        **payload["issue"],
-        "body": filed["body"],
-        "state": "closed",
-        "state_reason": reason,
-        "closed_at": "2099-01-03T00:00:00Z",
-    }
-    assert world.deliver("issues", payload) is Outcome.HANDLED
+    assert world.run(issue).links["upstream"] == "octo/lib#1"  # SPEC GH9: the run names the request it filed
+    world.fake.permissions[("octo/lib", "lib-maintainer")] = "write"
+    assert world.deliver("issues", upstream_closed(filed["body"], 1, reason)) is Outcome.HANDLED
     run = world.run(issue)
     assert run.status is status
     if status is Status.RUNNING:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -48,6 +50,23 @@ def test_a_forged_or_unsigned_delivery_is_refused_before_parsing(settings: Servi
     body, headers = signed("ping", PING)
     response = client(settings, router).post(WEBHOOK_PATH, content=body, headers=mangle(headers, body))
     assert response.status_code == 401 and calls == []
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"sha256=\xc3\xa9" + b"0" * 62, b"sha256=" + b"\xff" * 64, b"sha256=\x80", b"sha256=" + b"a" * 5000],
+    ids=["utf8", "latin1", "short-high-byte", "long"],
+)
+def test_a_malformed_signature_header_is_401_not_500(settings: ServiceSettings, header: bytes) -> None:
+    # SPEC GH9: any malformed X-Hub-Signature-256 is refused as unauthenticated, before anything else runs
+    calls: list[Delivery] = []
+    router = Router()
+    router.on("ping")(lambda d: calls.append(d) or Outcome.HANDLED)  # type: ignore[func-returns-value]
+    body, headers = signed("ping", PING)
+    sent: dict[str, Any] = {**headers, "x-hub-signature-256": header}
+    response = client(settings, router).post(WEBHOOK_PATH, content=body, headers=sent)
+    assert response.status_code == 401 and calls == []
+    assert response.json() == {"error": "missing or invalid X-Hub-Signature-256"}
 
 
 def test_a_body_changed_after_signing_is_refused(settings: ServiceSettings) -> None:
@@ -172,7 +191,7 @@ def test_health_and_metrics(settings: ServiceSettings) -> None:
     text = service.get("/metrics").text
     assert 'interlock_deliveries_total{event="ping",outcome="handled",status="200"} 1' in text
     assert (
-        'interlock_deliveries_total{event="ping",outcome="missing or invalid X-Hub-Signature-256",status="401"} 1'
+        'interlock_deliveries_total{event="unverified",outcome="missing or invalid X-Hub-Signature-256",status="401"} 1'
         in text
     )
     assert "interlock_delivery_seconds_count 2" in text
@@ -186,3 +205,27 @@ def test_fields_are_read_leniently() -> None:
     parsed = Delivery("issues", "y", real)
     assert parsed.action == "assigned" and parsed.installation_id == real["installation"]["id"]
     assert parsed.repository == real["repository"]["full_name"] and parsed.sender == real["sender"]["login"]
+
+
+def test_unsigned_requests_with_made_up_events_do_not_grow_metrics(settings: ServiceSettings) -> None:
+    # SPEC GH9: no header of an unauthenticated request creates a series; event labels come from a closed set
+    service = create_app(settings)
+    body, headers = signed("ping", PING)
+
+    async def flood() -> list[int]:  # one event loop for all requests: the service's own ASGI app, no thread hops
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=service), base_url="http://t") as http:
+            statuses = []
+            for index in range(2000):
+                forged = {**headers, "x-github-event": f"evil-{index}", "x-hub-signature-256": f"sha256={index:064x}"}
+                statuses.append((await http.post(WEBHOOK_PATH, content=body, headers=forged)).status_code)
+            return statuses
+
+    assert set(asyncio.run(flood())) == {401}
+    for index in range(20):  # signed, but of events nobody handles: counted together as "other"
+        other, signed_headers = signed(f"made-up-{index}", PING, delivery=f"o-{index}")
+        assert TestClient(service).post(WEBHOOK_PATH, content=other, headers=signed_headers).status_code == 202
+    text = TestClient(service).get("/metrics").text
+    series = [line for line in text.splitlines() if line.startswith("interlock_deliveries_total{")]
+    assert len(series) == 2 and len(text) < 2000 and "evil" not in text and "made-up" not in text
+    assert 'interlock_deliveries_total{event="unverified",outcome="missing or invalid X-Hub-Signature-256",' in text
+    assert 'interlock_deliveries_total{event="other",outcome="ignored",status="202"} 20' in text
