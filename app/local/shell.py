@@ -50,6 +50,7 @@ from app.engine.validate import parse_graph
 from app.local import leftovers, missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
+    clear_stale_locks,
     create_run_branch,
     drop_unused_start,
     merged_into_base,
@@ -325,7 +326,15 @@ class LocalShell:
             stopped = leftovers.stop_leftover(self._agent_path(run_id))
             if stopped is not None:
                 self.progress.line(f"stopped the agent (process group {stopped}) a runner that died left running")
+                leftovers.wait_gone(stopped)
+            self._clear_git_locks(run_id)
             yield
+
+    def _clear_git_locks(self, run_id: str) -> None:
+        """Called holding the run's lock: any git lock of the run was left by a process now dead."""
+        branch = self.store.load(run_id).branch if self.store.read(record_path(run_id)) else f"interlock/{run_id}"
+        for lock in clear_stale_locks(self.repo, run_id, branch):
+            self.progress.line(f"removed {lock}, a git lock left by a process that died")
 
     def runner(self, run: Run) -> str:
         """Who drives the run: ``live (pid N)`` while a process holds its lock; ``stopped`` when the record
