@@ -8,6 +8,7 @@ kept, no agent from before still alive, and a repository ``git fsck`` finds clea
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -78,8 +79,8 @@ def test_kill_9_at_random_moments_then_resume_ends_the_run_and_loses_nothing(tmp
     assert all(status in ("done", "crashed") for _, _, status in missions), missions
     done = [stage for _, stage, status in missions if status == "done"]
     # each visit done once, none lost: work and review alternate (a resume re-arms the visits, so a kill
-    # can add a round), the work passed twice at least, and the run ended on the review's PASS
-    assert done == ["work", "review"] * (len(done) // 2) and len(done) >= 6, missions
+    # can add a round; the record keeps the newest missions only) and the run ended on the review's PASS
+    assert all(a != b for a, b in itertools.pairwise(done)) and missions[-1][1:] == ("review", "done")
     last_work = max(seq for seq, stage, status in missions if stage == "work" and status == "done")
     shown = subprocess.run(
         ["git", "show", f"interlock/{run_id}:src/work.txt"], cwd=repo, capture_output=True, text=True
