@@ -8,6 +8,7 @@ machine with no git identity works.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -81,6 +82,42 @@ def worktree(repo: git.Repo, branch: str, run_id: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     repo.git.worktree("add", "--quiet", str(path), branch)
     return path
+
+
+def stale_locks(repo: git.Repo, run_id: str, branch: str) -> list[Path]:
+    """The lock files git keeps for the run's own worktree (``index.lock``, ``HEAD.lock``...) and its branch.
+    Git removes them when its command ends; one still there after a kill -9 of the runner makes every later
+    commit of the run fail. Only the runner of this run and its agent write there."""
+    found: list[Path] = []
+    marker = Path(repo.git_dir) / "interlock" / "worktrees" / run_id / ".git"
+    try:
+        admin = Path(marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip())
+        found += sorted(admin.glob("*.lock"))
+    except OSError:
+        pass  # no worktree yet: nothing of it can be locked
+    ref = Path(repo.common_dir) / "refs" / "heads" / f"{branch}.lock"
+    return [*found, ref] if ref.is_file() else found
+
+
+def clear_stale_locks(repo: git.Repo, run_id: str, branch: str) -> list[Path]:
+    """Remove the run's stale git locks (``stale_locks``); the caller must hold the run's advisory lock, with
+    the agent a dead runner left stopped, so that no live process of the run can own them. A lock that cannot
+    be removed stops the run before any agent runs or anything is charged, with the command that fixes it."""
+    removed, stuck = [], []
+    for lock in stale_locks(repo, run_id, branch):
+        try:
+            lock.unlink(missing_ok=True)
+            removed.append(lock)
+        except OSError as exc:
+            stuck.append((lock, exc.strerror))
+    if stuck:
+        named = ", ".join(f"{lock} ({why})" for lock, why in stuck)
+        command = " ".join(shlex.quote(str(lock)) for lock, _ in stuck)
+        raise GitProblem(
+            f"run {run_id} cannot go on: git locks left by a process that died could not be removed: {named}",
+            f"remove them with `rm -f {command}`, then run the command again",
+        )
+    return removed
 
 
 def remove_worktree(repo: git.Repo, run_id: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from pathlib import Path
 
 
@@ -44,6 +45,13 @@ def stop_leftover(path: Path) -> int | None:
         os.killpg(pid, signal.SIGKILL)
         return pid
     return None
+
+
+def wait_gone(pid: int, seconds: float = 3.0) -> None:
+    """Wait a moment for a killed leader to be gone, so that no file it was writing changes after this."""
+    deadline = time.monotonic() + seconds
+    while started_at(pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def started_at(pid: int) -> str | None:

@@ -39,7 +39,6 @@ from app.engine.events import (
     GateApproved,
     InputAnswered,
     Merged,
-    Resume,
     SessionStarted,
     Start,
     StopRequested,
@@ -51,6 +50,7 @@ from app.engine.validate import parse_graph
 from app.local import leftovers, missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
+    clear_stale_locks,
     create_run_branch,
     drop_unused_start,
     merged_into_base,
@@ -150,10 +150,12 @@ class LocalShell:
         """Apply a person's event (approve, resume, stop...) and, unless told not to, drive the run on."""
         run = self.notice_merge(self.store.load(run_id))
         graph = self.graph_of(run)
-        if isinstance(make(run), Resume) and run.status is Status.RUNNING:
-            self._check_not_busy(run_id)
-        run, effects = self.apply(run_id, graph, make)
-        return self.drive(run, graph, effects) if drive else run
+        event = make(run)  # keyed once, from the version read here: a retry re-applies this very event
+        if not drive:  # a stop: it must reach a run another process drives (SPEC J4)
+            return self.apply(run_id, graph, lambda _run: event)[0]
+        with self.lock(run_id):  # held from before the event until the run needs nothing more from us
+            run, effects = self.apply(run_id, graph, lambda _run: event)
+            return self._drive_held(run, graph, effects)
 
     def apply(
         self, run_id: str, graph: Graph, make: Callable[[Run], Event], files: dict[str, bytes] | None = None
@@ -176,19 +178,23 @@ class LocalShell:
 
     def drive(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
         """Execute effects until the run needs nothing more from this process."""
-        queue = deque(effects)
         with self.lock(run.id):
-            while queue:
-                effect = queue.popleft()
-                done = self.execute(run, graph, effect)
-                if done is None:
-                    continue
-                run, more = self.apply(run.id, graph, lambda _r, e=done.event: e, done.files)
-                self._report(run, getattr(done.event, "seq", 0))
-                queue.extend(more)
-            run = self.store.load(run.id)
-            if run.status in FINAL:
-                remove_worktree(self.repo, run.id)
+            return self._drive_held(run, graph, effects)
+
+    def _drive_held(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
+        """``drive`` by a process already holding the run's lock (a second ``flock`` would refuse it)."""
+        queue = deque(effects)
+        while queue:
+            effect = queue.popleft()
+            done = self.execute(run, graph, effect)
+            if done is None:
+                continue
+            run, more = self.apply(run.id, graph, lambda _r, e=done.event: e, done.files)
+            self._report(run, getattr(done.event, "seq", 0))
+            queue.extend(more)
+        run = self.store.load(run.id)
+        if run.status in FINAL:
+            remove_worktree(self.repo, run.id)
         return run
 
     def execute(self, run: Run, graph: Graph, effect: Effect) -> missions.Done | None:
@@ -321,11 +327,15 @@ class LocalShell:
             stopped = leftovers.stop_leftover(self._agent_path(run_id))
             if stopped is not None:
                 self.progress.line(f"stopped the agent (process group {stopped}) a runner that died left running")
+                leftovers.wait_gone(stopped)
+            self._clear_git_locks(run_id)
             yield
 
-    def _check_not_busy(self, run_id: str) -> None:
-        with self.lock(run_id):
-            pass
+    def _clear_git_locks(self, run_id: str) -> None:
+        """Called holding the run's lock: any git lock of the run was left by a process now dead."""
+        branch = self.store.load(run_id).branch if self.store.read(record_path(run_id)) else f"interlock/{run_id}"
+        for lock in clear_stale_locks(self.repo, run_id, branch):
+            self.progress.line(f"removed {lock}, a git lock left by a process that died")
 
     def runner(self, run: Run) -> str:
         """Who drives the run: ``live (pid N)`` while a process holds its lock; ``stopped`` when the record

@@ -249,7 +249,7 @@ def test_resume_of_a_live_run_is_refused(tmp_path: Path, monkeypatch: Any) -> No
     shell = bench.shell()
     run = shell.start(LOOP, "x", "")
     with shell.lock(run.id), pytest.raises(InterlockError, match="being executed by process"):
-        shell._check_not_busy(run.id)
+        shell.send(run.id, at(run.id, ev.Resume))
     assert run.status is Status.AWAITING_MERGE
     assert MissionStatus.DONE in {m.status for m in run.missions}
 
