@@ -11,7 +11,7 @@ import pytest
 from app.engine.record import Status
 from app.webhooks.router import Outcome
 from app.webhooks.settings import ServiceSettings
-from tests.github.test_flows import World, upstream_closed
+from tests.github.test_flows import REPO, World, upstream_closed
 
 NEEDS_LIB = "I need a lib change.\n```request\nocto/lib\nAdd retries\nThe API flakes.\n```\nVERDICT: NEEDS_UPSTREAM"
 
@@ -20,6 +20,8 @@ NEEDS_LIB = "I need a lib change.\n```request\nocto/lib\nAdd retries\nThe API fl
 def waiting(settings: ServiceSettings) -> Iterator[tuple[World, int, str]]:
     """A run waiting on the request it filed in octo/lib (issue 1 there); its body carries the marker."""
     world = World(settings)
+    config = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nupstream: [octo/lib]\n"
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)  # SPEC U3: the target is allowed
     _, issue = world.label()
     world.job_done(issue, 1, "build", NEEDS_LIB)
     assert world.run(issue).status is Status.AWAITING_UPSTREAM
