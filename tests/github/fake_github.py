@@ -172,7 +172,9 @@ class FakeGitHub:
         level = self.permissions.get((repo, user))
         if level is None:
             return httpx.Response(404, json={"message": "Not Found"})
-        return httpx.Response(200, json={"permission": level, "role_name": level, "user": {"login": user}})
+        # as GitHub answers: `permission` knows only admin, write, read and none; the role says triage or maintain
+        legacy = {"maintain": "write", "triage": "read"}.get(level, level)
+        return httpx.Response(200, json={"permission": legacy, "role_name": level, "user": {"login": user}})
 
     def _get_ref(self, request: httpx.Request, body: Any, repo: str, branch: str) -> httpx.Response:
         head = self.refs.get((repo, branch))
