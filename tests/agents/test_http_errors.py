@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import socket
 import time
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import respx
 
-from app.agents.base import AgentCall
 from app.agents.http import OpenAIChatAgent
 from app.agents.spec import agent_from_spec
 from app.engine.record import MissionStatus
+from tests.agents.test_http import make_call
 
 DNS = "the host llm.test was not found (DNS)"
 
@@ -22,20 +20,6 @@ DNS = "the host llm.test was not found (DNS)"
 class Sleeps(list[float]):
     def __call__(self, seconds: float) -> None:
         self.append(seconds)
-
-
-def make_call(**changes: Any) -> AgentCall:
-    fields: dict[str, Any] = {
-        "prompt": "Decide.",
-        "workdir": Path("."),
-        "run_id": "run-1",
-        "stage": "decide",
-        "capability": "decision",
-        "visit": 1,
-        "mission": 4,
-        **changes,
-    }
-    return AgentCall(**fields)
 
 
 def closed_port() -> int:
