@@ -23,24 +23,17 @@ from app.webhooks.service import WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import World, example, upstream_closed
 from tests.webhooks.conftest import SECRET, pem_key, signed
+from tests.webhooks.test_malformed import commented as a_comment
+from tests.webhooks.test_malformed import labelled
 
 EXAMPLES = int(os.environ.get("INTERLOCK_PROPERTY_EXAMPLES", "60"))
 SETTINGS = ServiceSettings(app_id="12345", private_key=pem_key(), webhook_secret=SECRET, app_slug="interlock-app")
 ISSUE = 1  # the issue of the corpus's issues/labeled example: the live run is issue-1
 
 
-def labelled() -> dict[str, Any]:
-    payload = example("issues", "labeled.payload.json")
-    payload["label"] = {**payload["label"], "name": "feature-request"}
-    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
-    return payload
-
-
 def commented() -> dict[str, Any]:
-    payload = example("issue_comment", "created.payload.json")
+    payload = a_comment()
     payload["issue"] = {**payload["issue"], "number": ISSUE}
-    payload["comment"] = {**payload["comment"], "body": "/interlock stop"}
-    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
     return payload
 
 
