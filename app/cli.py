@@ -23,7 +23,7 @@ from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, Team
 from app.engine.mermaid import draw_mermaid
 from app.engine.team import Team
 from app.graphset import FileReport, graph_files, load_graph, load_team, validate_file
-from app.runner.redact import Redactor
+from app.redact import Redactor
 
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -145,7 +145,7 @@ def redeliver(
     from app.webhooks.settings import settings_from_env
 
     window = parse_since(since)
-    app = GitHubApp(settings_from_env()).as_app()
+    app = GitHubApp(settings_from_env().app_identity()).as_app()
     failed = failed_deliveries(app, window)
     for delivery in failed:
         typer.echo(f"{delivery.delivered_at}  {delivery.event:<24} {delivery.guid}  {delivery.status}")
@@ -200,7 +200,7 @@ def handle(
     import os
 
     from app.graphset import library_dirs
-    from app.runner.appless import TokenApp, actions_event, handle_event
+    from app.webhooks.appless import TokenApp, actions_event, handle_event
 
     env = os.environ
     missing = [name for name in ("GITHUB_EVENT_PATH", "GITHUB_RUN_ID", "GITHUB_TOKEN") if not env.get(name)]

@@ -168,7 +168,7 @@ def github_findings(name: str) -> list[Finding]:
             settings = settings_from_env({**os.environ, "GITHUB_WEBHOOK_SECRET": "-", "INTERLOCK_LOG_LEVEL": "info"})
         except SettingsError:
             return found
-    app = GitHubApp(settings)
+    app = GitHubApp(settings.app_identity())
     events = {event for event, _ in Handlers(app, []).register(Router()).handlers}
     return found + check_repository(app, name, library_dirs(), events)
 

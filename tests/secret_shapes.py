@@ -1,4 +1,4 @@
-"""Every shape of secret the redactor knows (app/runner/redact.py), as hypothesis strategies: the unit property
+"""Every shape of secret the redactor knows (app/redact.py), as hypothesis strategies: the unit property
 of the redactor and the end-to-end one of a local run plant the same secrets."""
 
 from __future__ import annotations

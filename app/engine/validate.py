@@ -23,9 +23,9 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from app.engine.errors import GraphInvalid
 from app.engine.graph import END, RESERVED_VERDICTS, Edge, Graph, Node, Policy, distinct_labels
-from app.engine.issues import WARNING_CODES, Issue, IssueCode, Validation
 from app.engine.names import unfit_text
 from app.engine.team import Team
+from app.engine.validation_findings import WARNING_CODES, Issue, IssueCode, Validation
 
 
 class _Header(BaseModel, strict=True, extra="forbid"):

@@ -23,8 +23,7 @@ from githubkit.exception import RequestFailed
 from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
 
 from app.engine.errors import InterlockError
-from app.runner.redact import Redactor
-from app.webhooks.settings import ServiceSettings
+from app.redact import Redactor
 
 RETRIES = RetryChainDecision(RetryRateLimit(max_retry=3), RetryServerError(max_retry=3))
 RAW = {"accept": "application/vnd.github.raw+json"}
@@ -40,21 +39,36 @@ class RefConflict(GitHubError):
     """A ref moved underneath: the fast-forward check of an update failed (422)."""
 
 
+@dataclass(frozen=True)
+class AppIdentity:
+    """Who the app is and where its API lives: plain values, so that the adapter knows no shell's settings.
+    ``secrets`` are values no answer may echo back into a log or an error (the key, the webhook secret)."""
+
+    app_id: str
+    private_key: str
+    api_url: str
+    secrets: tuple[str, ...] = ()
+    slug: str | None = None  # the app's slug when known: its bot's events are its own
+
+    def __repr__(self) -> str:  # never print the key
+        return f"AppIdentity(app_id={self.app_id!r}, api_url={self.api_url!r})"
+
+
 class GitHubApp:
     """The app: makes installation clients, and app-level calls such as webhook redelivery."""
 
-    def __init__(self, settings: ServiceSettings, transport: httpx.BaseTransport | None = None) -> None:
-        self.settings = settings
+    def __init__(self, identity: AppIdentity, transport: httpx.BaseTransport | None = None) -> None:
+        self.identity = identity
         self.transport = transport
         self.cache = MemCacheStrategy()
         self.calls: Counter[str] = Counter()
-        secrets = [settings.private_key, settings.webhook_secret.decode("utf-8", errors="replace")]
+        secrets = [identity.private_key, *identity.secrets]
         self.redactor = Redactor(extra=[s for s in secrets if s])
 
     def _github(self, auth: Any) -> GitHub[Any]:
         return GitHub(
             auth,
-            base_url=self.settings.api_url,
+            base_url=self.identity.api_url,
             cache_strategy=self.cache,
             transport=self.transport,
             auto_retry=RETRIES,
@@ -67,11 +81,11 @@ class GitHubApp:
             self.calls[f"{request.method} {request.url.path}"] += 1
 
     def installation(self, installation_id: int) -> Installation:
-        auth = AppInstallationAuthStrategy(self.settings.app_id, self.settings.private_key, installation_id)
+        auth = AppInstallationAuthStrategy(self.identity.app_id, self.identity.private_key, installation_id)
         return Installation(self._github(auth), self.redactor)
 
     def as_app(self) -> Installation:
-        auth = AppAuthStrategy(self.settings.app_id, self.settings.private_key)
+        auth = AppAuthStrategy(self.identity.app_id, self.identity.private_key)
         return Installation(self._github(auth), self.redactor)
 
     def api_calls(self) -> int:

@@ -47,11 +47,11 @@ def check_repository(app: GitHubApp, repo: str, library: list[Path], events: Ite
         return _check(app, repo, library, events)
     except GitHubException as exc:  # no answer at all: the address, the network, a proxy
         fix = "check GITHUB_API_URL (for GitHub Enterprise Server: https://HOST/api/v3) and the network"
-        return [error(FindingCode.GITHUB_API, app.settings.api_url, f"cannot reach GitHub: {exc}", fix)]
+        return [error(FindingCode.GITHUB_API, app.identity.api_url, f"cannot reach GitHub: {exc}", fix)]
 
 
 def _check(app: GitHubApp, repo: str, library: list[Path], events: Iterable[str]) -> list[Finding]:
-    found, installation = installation_findings(app, repo, web_url(app.settings.api_url))
+    found, installation = installation_findings(app, repo, web_url(app.identity.api_url))
     if installation is None:
         return found
     found += permission_findings(installation) + event_findings(installation, sorted(events))
@@ -88,15 +88,15 @@ def web_url(api_url: str) -> str:
 
 def installation_findings(app: GitHubApp, repo: str, web: str) -> tuple[list[Finding], dict[str, Any] | None]:
     as_app = app.as_app()
-    subject = f"app {app.settings.app_id}"
+    subject = f"app {app.identity.app_id}"
     try:
         identity = as_app.app_identity()
     except GitHubError as exc:
         fix = "check that GITHUB_APP_ID and the private key are the same app's, and that GITHUB_API_URL is right"
         return [error(FindingCode.APP_CREDENTIALS, subject, f"GitHub refused the app's credentials: {exc}", fix)], None
-    slug = str(identity.get("slug") or app.settings.app_slug or "")
+    slug = str(identity.get("slug") or app.identity.slug or "")
     found = [
-        ok(FindingCode.APP_CREDENTIALS, subject, f"authenticated as the app {slug or '?'} at {app.settings.api_url}")
+        ok(FindingCode.APP_CREDENTIALS, subject, f"authenticated as the app {slug or '?'} at {app.identity.api_url}")
     ]
     try:
         installation = as_app.repo_installation(repo)

@@ -29,7 +29,7 @@ from app.local.config import (
     parse_config,
     read_config_bytes,
 )
-from app.runner.redact import Redactor
+from app.redact import Redactor
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from app.local.config import (
     decide_spec,
 )
 from app.local.gitops import commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
+from app.redact import Redactor
 from app.runner.orders import parse_advice
 from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
-from app.runner.redact import Redactor
 from app.store.journal import encode_json, mission_path
 
 

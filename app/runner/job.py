@@ -27,11 +27,11 @@ from app.agents.environment import agent_keys, allowed_environment, parse_names
 from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
+from app.redact import Redactor
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
 from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
-from app.runner.redact import Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
 

@@ -16,7 +16,7 @@ from app.agents.prices import ModelPrice
 from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Usage
-from app.runner.redact import Redactor
+from app.redact import Redactor
 
 
 def run_check(call: AgentCall, command: str) -> AgentOutcome:

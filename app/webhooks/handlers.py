@@ -22,12 +22,12 @@ from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.github.client import GitHubApp
 from app.github.config import RepoConfig
-from app.github.runs import UPSTREAM_LINK, GitHubRuns, run_id_for
 from app.runner.orders import parse_advice
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.router import Outcome, Router, default_router
+from app.webhooks.shell import UPSTREAM_LINK, GitHubRuns, run_id_for
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)

@@ -81,7 +81,7 @@ def github_router(settings: ServiceSettings) -> Router:
     from app.graphset import library_dirs
     from app.webhooks.handlers import service_router
 
-    return service_router(GitHubApp(settings), library_dirs(), settings.app_slug)
+    return service_router(GitHubApp(settings.app_identity()), library_dirs(), settings.app_slug)
 
 
 def create_app(

@@ -18,6 +18,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from app.engine.errors import InterlockError
+from app.github.client import AppIdentity
 
 DEFAULT_API_URL = "https://api.github.com"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -39,6 +40,13 @@ class ServiceSettings:
     api_url: str = DEFAULT_API_URL
     log_level: str = "info"
     app_slug: str | None = None
+
+    def app_identity(self) -> AppIdentity:
+        """The plain values the GitHub adapter takes."""
+        secret = self.webhook_secret.decode("utf-8", errors="replace")
+        return AppIdentity(
+            self.app_id, self.private_key, self.api_url, secrets=(secret,) if secret else (), slug=self.app_slug
+        )
 
     def __repr__(self) -> str:  # never print secrets
         return f"ServiceSettings(app_id={self.app_id!r}, api_url={self.api_url!r}, log_level={self.log_level!r})"

@@ -162,7 +162,7 @@ def test_the_text_report_shows_each_fix_under_its_finding(fake: FakeGitHub) -> N
 
 def in_process(fake: FakeGitHub, settings: ServiceSettings) -> dict[tuple[str, str], dict[str, Any]]:
     """The same checks without a process: the stand-in behind an httpx transport (faster, same requests)."""
-    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=fake.transport())
+    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=fake.transport())
     events = {event for event, _ in Handlers(app, []).register(Router()).handlers}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for finding in check_repository(app, REPO, [GRAPHS], events):

@@ -14,12 +14,12 @@ import pytest
 from app.engine.owed import EVENTS_SENT
 from app.engine.record import Status
 from app.github.client import GitHubApp
-from app.github.runs import GitHubRuns
 from app.github.seen import POSTED_KINDS
 from app.webhooks.delivery import Delivery
 from app.webhooks.handlers import Handlers
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.settings import ServiceSettings
+from app.webhooks.shell import GitHubRuns
 from tests.github.fake_github import FakeGitHub
 from tests.helpers import GRAPHS, ROOT
 from tests.webhooks.conftest import EXAMPLES
@@ -52,7 +52,7 @@ def example(event: str, name: str) -> dict[str, Any]:
 
 class World:
     def __init__(self, settings: ServiceSettings) -> None:
-        from app.github import runs
+        from app.webhooks import shell as runs
 
         runs.CONFIG_CACHE.clear()
         self.fake = FakeGitHub()
@@ -67,7 +67,9 @@ class World:
         )
         self.fake.seed_branch(REPO, "develop", {"README.md": "# app"})
         self.fake.permissions.update({(REPO, "alice"): "write", (REPO, "carol"): "admin", (REPO, "mallory"): "read"})
-        self.app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=self.fake.transport())
+        self.app = GitHubApp(
+            replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=self.fake.transport()
+        )
         self.router: Router = Handlers(self.app, [GRAPHS]).register(default_router("interlock-app"))
         self.count = 0
 

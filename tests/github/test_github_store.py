@@ -23,7 +23,7 @@ def fake() -> FakeGitHub:
 
 
 def store_for(fake: FakeGitHub, settings: ServiceSettings) -> tuple[GitHubApp, GitHubStore]:
-    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=fake.transport())
+    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=fake.transport())
     return app, GitHubStore(app.installation(42), REPO)
 
 

@@ -43,7 +43,9 @@ def test_only_failures_not_yet_recovered_within_the_window_are_redelivered(setti
         delivery(5, "d", 50, 503, "pull_request_review"),  # failed, still in the window, on page two
         delivery(6, "e", 180, 502),  # failed, but older than the window
     ]
-    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3"), transport=fake.transport()).as_app()
+    app = GitHubApp(
+        replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=fake.transport()
+    ).as_app()
     failed = failed_deliveries(app, timedelta(hours=1), now=NOW)
     assert [(d.guid, d.delivery_id, d.event) for d in failed] == [("d", 5, "pull_request_review"), ("a", 1, "issues")]
     assert redeliver(app, failed) == 2 and fake.redelivered == [5, 1]

@@ -25,7 +25,7 @@ from app.engine.validate import parse_graph
 from app.local.config import GateMode
 from app.local.progress import Progress
 from app.local.shell import LocalShell
-from app.runner.redact import MASK
+from app.redact import MASK
 from tests.helpers import edge, graph, node
 from tests.local.harness import AGENT, Bench
 from tests.secret_shapes import ONE_OF_EACH, core

@@ -21,8 +21,8 @@ from app.engine.effects import DispatchMission
 from app.engine.events import Start
 from app.engine.step import step
 from app.engine.validate import parse_graph
+from app.redact import MASK, Redactor
 from app.runner.orders import mission_order
-from app.runner.redact import MASK, Redactor
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, encode_record, order_path, record_path
 from tests.helpers import edge, graph, node

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from app.runner.redact import MASK
+from app.redact import MASK
 from tests.runner.test_job import BRANCH, PUSH_TOKEN, READ_TOKEN, phase, seed_origin, state_file
 from tests.secret_shapes import ONE_OF_EACH, core
 

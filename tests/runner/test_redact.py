@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from app.agents.base import AgentOutcome
 from app.engine.record import MissionStatus
+from app.redact import MASK, SECRET_NAME, Redactor
 from app.runner.records import masked_outcome
-from app.runner.redact import MASK, SECRET_NAME, Redactor
 from tests.helpers import ROOT
 from tests.secret_shapes import ONE_OF_EACH, PGP_KEY, SHAPES, core
 

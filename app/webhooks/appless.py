@@ -19,12 +19,12 @@ import httpx
 from githubkit import TokenAuthStrategy
 
 from app.engine.errors import InterlockError
-from app.github.client import GitHubApp, Installation
-from app.runner.redact import Redactor
+from app.github.client import AppIdentity, GitHubApp, Installation
+from app.redact import Redactor
 from app.webhooks.delivery import Delivery, at, text_at
 from app.webhooks.handlers import service_router
 from app.webhooks.router import Outcome
-from app.webhooks.settings import DEFAULT_API_URL, ServiceSettings
+from app.webhooks.settings import DEFAULT_API_URL
 
 ACTIONS_BOT = "github-actions"  # the sender of events a workflow's GITHUB_TOKEN caused
 APPLESS_INSTALLATION = 0
@@ -34,7 +34,7 @@ class TokenApp(GitHubApp):
     """A ``GitHubApp`` whose every installation is the job's token: the handlers run unchanged."""
 
     def __init__(self, token: str, api_url: str = DEFAULT_API_URL, transport: httpx.BaseTransport | None = None):
-        super().__init__(ServiceSettings("actions", "", b"", api_url.rstrip("/"), "info", ACTIONS_BOT), transport)
+        super().__init__(AppIdentity("actions", "", api_url.rstrip("/"), slug=ACTIONS_BOT), transport)
         self.token = token
 
     def installation(self, installation_id: int) -> Installation:
