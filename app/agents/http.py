@@ -198,16 +198,7 @@ class OpenAIChatAgent(ChatAgent):
         answer = data["choices"][0]["message"]["content"] or ""
         if not isinstance(answer, str):
             raise TypeError(f"message content is {type(answer).__name__}, not text")
-        usage = data.get("usage") or {}
-        return (
-            answer,
-            Usage(
-                calls=1,
-                input_tokens=int(usage.get("prompt_tokens", 0)),
-                output_tokens=int(usage.get("completion_tokens", 0)),
-            ),
-            data.get("model"),
-        )
+        return answer, _token_usage(data, "prompt_tokens", "completion_tokens"), data.get("model")
 
 
 class AnthropicAgent(ChatAgent):
@@ -233,16 +224,14 @@ class AnthropicAgent(ChatAgent):
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
         blocks = data["content"]
         answer = "".join(block.get("text", "") for block in blocks if block.get("type") == "text")
-        usage = data.get("usage") or {}
-        return (
-            answer,
-            Usage(
-                calls=1,
-                input_tokens=int(usage.get("input_tokens", 0)),
-                output_tokens=int(usage.get("output_tokens", 0)),
-            ),
-            data.get("model"),
-        )
+        return answer, _token_usage(data, "input_tokens", "output_tokens"), data.get("model")
+
+
+def _token_usage(data: dict[str, Any], input_key: str, output_key: str) -> Usage:
+    """One call's tokens from the answer's ``usage`` object, which each API names in its own words (none
+    reported: zero tokens; the call is still counted)."""
+    usage = data.get("usage") or {}
+    return Usage(calls=1, input_tokens=int(usage.get(input_key, 0)), output_tokens=int(usage.get(output_key, 0)))
 
 
 def openai_agent(

@@ -80,11 +80,20 @@ class ClaudeEvents(JsonEvents):
             self.result = event
 
 
-class ClaudeAgent(CommandAgent):
-    def __init__(self, executable: str = "claude", extra: list[str] | None = None) -> None:
-        super().__init__([executable], name="claude")
-        self.executable = executable
+class CliPreset(CommandAgent):
+    """An agent CLI known by name (``program``): the executable to run (the program found on the path unless
+    given), and the ``extra`` flags a person adds after Interlock's own."""
+
+    program = ""
+
+    def __init__(self, executable: str | None = None, extra: list[str] | None = None) -> None:
+        self.executable = executable or self.program
+        super().__init__([self.executable], name=self.program)
         self.extra = extra or []
+
+
+class ClaudeAgent(CliPreset):
+    program = "claude"
 
     def argv(self, call: AgentCall, scratch: Path) -> list[str]:
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
@@ -142,15 +151,15 @@ class CodexEvents(JsonEvents):
                 self.last_message = item["text"]
 
 
-class CodexAgent(CommandAgent):
+class CodexAgent(CliPreset):
     """Codex reports tokens, not money: its cost is estimated from the price table, else unknown."""
 
+    program = "codex"
+
     def __init__(
-        self, executable: str = "codex", extra: list[str] | None = None, prices: PriceTable | None = None
+        self, executable: str | None = None, extra: list[str] | None = None, prices: PriceTable | None = None
     ) -> None:
-        super().__init__([executable], name="codex")
-        self.executable = executable
-        self.extra = extra or []
+        super().__init__(executable, extra)
         self.prices = prices or price_table()
 
     def argv(self, call: AgentCall, scratch: Path) -> list[str]:
@@ -173,11 +182,8 @@ class CodexAgent(CommandAgent):
         return _noted(answer, events.problem), usage, events.session, None
 
 
-class AiderAgent(CommandAgent):
-    def __init__(self, executable: str = "aider", extra: list[str] | None = None) -> None:
-        super().__init__([executable], name="aider")
-        self.executable = executable
-        self.extra = extra or []
+class AiderAgent(CliPreset):
+    program = "aider"
 
     def argv(self, call: AgentCall, scratch: Path) -> list[str]:
         argv = [

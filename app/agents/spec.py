@@ -13,9 +13,13 @@ from collections.abc import Mapping
 from app.agents.base import Agent
 from app.agents.command import CommandAgent
 from app.agents.http import anthropic_agent, openai_agent
-from app.agents.presets import AiderAgent, ClaudeAgent, CodexAgent
+from app.agents.presets import AiderAgent, ClaudeAgent, CliPreset, CodexAgent
 from app.agents.prices import ModelPrice, price_table
 from app.engine.errors import InterlockError
+
+# The agent CLIs known by name. A preset also needs its API key variables in environment.AGENT_KEYS (what it
+# may see) and its install hint in app/local/agentcheck.py INSTALL; a test fails until all three name it.
+PRESETS: dict[str, type[CliPreset]] = {preset.program: preset for preset in (ClaudeAgent, CodexAgent, AiderAgent)}
 
 
 class AgentSpecError(InterlockError):
@@ -31,8 +35,8 @@ def agent_from_spec(spec: str, prices: Mapping[str, ModelPrice] | None = None) -
         return CommandAgent([sys.executable, "-m", "app.agents.demo"], name="demo")
     if spec == "codex":
         return CodexAgent(prices=price_table(prices))
-    if spec in ("claude", "aider"):
-        return {"claude": ClaudeAgent, "aider": AiderAgent}[spec]()
+    if spec in PRESETS:
+        return PRESETS[spec]()
     if name in ("openai", "anthropic") and rest:
         model, _, url = rest.partition("@")
         if name == "openai":
