@@ -7,11 +7,13 @@ command itself could not work.
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 from pydantic import ValidationError
@@ -189,6 +191,60 @@ def continue_run(
     emit_run(run, shell, as_json)
 
 
+@dataclass(frozen=True)
+class Said:
+    """The one value a continuing command reads beyond the run and the options they all share: the event
+    field it fills, and the command-line parameter that reads it (its name, typer's annotation, default)."""
+
+    field: str
+    name: str
+    annotation: Any
+    default: Any = inspect.Parameter.empty
+
+    def parameter(self) -> inspect.Parameter:
+        return inspect.Parameter(self.name, KEYWORD, annotation=self.annotation, default=self.default)
+
+
+KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def continuing_options(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    repo: Repo = Path("."),
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    gates: GatesOpt = None,
+    as_json: AsJson = False,
+) -> None:
+    """The parameters every command that continues a run takes; only its signature is used (by
+    ``continue_with``), so that the commands differ in what they say, not in how they are declared."""
+
+
+def continue_with(cli: typer.Typer, name: str, doc: str, kind: type[ev.Event], said: Said | None = None) -> None:
+    """Register the command ``name``: apply a person's event of ``kind`` to the run and drive it on
+    (``continue_run``), with the options of ``continuing_options`` and, right after the run, what ``said``
+    reads into the event. Typer reads the parameters from the signature made here."""
+
+    def command(
+        run_id: str,
+        repo: Path,
+        agent: str | None,
+        config: Path | None,
+        gates: GateMode | None,
+        as_json: bool,
+        **value: Any,
+    ) -> None:
+        fields = {said.field: value[said.name]} if said else {}
+        continue_run(run_id, repo, CommandLine(agent, config, gates), name, as_json, kind, **fields)
+
+    shared = list(inspect.signature(continuing_options, eval_str=True).parameters.values())
+    parameters = [shared[0], *([said.parameter()] if said else []), *shared[1:]]
+    cast(Any, command).__signature__ = inspect.Signature(parameters, return_annotation=None)
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    command.__doc__ = doc
+    cli.command(name)(command)
+
+
 def register(cli: typer.Typer) -> None:
     @cli.command("run")
     def run_graph(
@@ -225,43 +281,15 @@ def register(cli: typer.Typer) -> None:
         shell = preflight_shell(graph, repo, config, agent, base, make)
         emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1]), shell, as_json)
 
-    def continue_with(name: str, doc: str, kind: type[ev.Event]) -> None:
-        def command(
-            run_id: Annotated[str, typer.Argument(metavar="RUN")],
-            repo: Repo = Path("."),
-            agent: AgentOpt = None,
-            config: ConfigOpt = None,
-            gates: GatesOpt = None,
-            as_json: AsJson = False,
-        ) -> None:
-            continue_run(run_id, repo, CommandLine(agent, config, gates), name, as_json, kind)
-
-        command.__doc__ = doc
-        cli.command(name)(command)
-
+    continue_with(cli, "deliver", "Go to the end: the run branch is ready for a person to merge.", ev.Deliver)
+    continue_with(cli, "abandon", "Cancel the run (the branch stays).", ev.Abandon)
     continue_with(
-        "deliver",
-        "Go to the end: the run branch is ready for a person to merge.",
-        ev.Deliver,
+        cli,
+        "resume",
+        "Resume a stopped, failed, escalated or waiting run (visit budgets re-armed).",
+        ev.Resume,
+        Said("stage", "at", Annotated[str | None, typer.Option("--at", help="Stage to re-enter.")], None),
     )
-    continue_with(
-        "abandon",
-        "Cancel the run (the branch stays).",
-        ev.Abandon,
-    )
-
-    @cli.command("resume")
-    def resume(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")],
-        at: Annotated[str | None, typer.Option("--at", help="Stage to re-enter.")] = None,
-        repo: Repo = Path("."),
-        agent: AgentOpt = None,
-        config: ConfigOpt = None,
-        gates: GatesOpt = None,
-        as_json: AsJson = False,
-    ) -> None:
-        """Resume a stopped, failed, escalated or waiting run (visit budgets re-armed)."""
-        continue_run(run_id, repo, CommandLine(agent, config, gates), "resume", as_json, ev.Resume, stage=at)
 
     @cli.command("stop")
     def stop(
@@ -271,57 +299,34 @@ def register(cli: typer.Typer) -> None:
         shell = make_shell(repo, None, None, GateMode.STOP)
         emit_run(shell.send(run_id, stop_event, drive=False), shell, as_json)
 
-    @cli.command("approve")
-    def approve(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")],
-        note: Annotated[str, typer.Option("--note", help="Annotation for the next steps.")] = "",
-        repo: Repo = Path("."),
-        agent: AgentOpt = None,
-        config: ConfigOpt = None,
-        gates: GatesOpt = None,
-        as_json: AsJson = False,
-    ) -> None:
-        """Approve the gate the run waits at."""
-        continue_run(run_id, repo, CommandLine(agent, config, gates), "approve", as_json, ev.GateApproved, note=note)
-
-    @cli.command("amend")
-    def amend(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")],
-        note: Annotated[str, typer.Option("--note", help="The changes requested.")],
-        repo: Repo = Path("."),
-        agent: AgentOpt = None,
-        config: ConfigOpt = None,
-        gates: GatesOpt = None,
-        as_json: AsJson = False,
-    ) -> None:
-        """Refuse the gate with amendments: the node runs again (no visit spent)."""
-        continue_run(run_id, repo, CommandLine(agent, config, gates), "amend", as_json, ev.GateAmended, note=note)
-
-    @cli.command("answer")
-    def answer(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")],
-        text: Annotated[str, typer.Option("--text", help="Your answer to the run's questions.")],
-        repo: Repo = Path("."),
-        agent: AgentOpt = None,
-        config: ConfigOpt = None,
-        gates: GatesOpt = None,
-        as_json: AsJson = False,
-    ) -> None:
-        """Answer the questions of a run that waits for input."""
-        continue_run(run_id, repo, CommandLine(agent, config, gates), "answer", as_json, ev.InputAnswered, text=text)
-
-    @cli.command("route")
-    def route(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")],
-        verdict: Annotated[str, typer.Argument(help="A label of the current stage.")],
-        repo: Repo = Path("."),
-        agent: AgentOpt = None,
-        config: ConfigOpt = None,
-        gates: GatesOpt = None,
-        as_json: AsJson = False,
-    ) -> None:
-        """Route a stopped run on a verdict of your choice from its current stage."""
-        continue_run(run_id, repo, CommandLine(agent, config, gates), "route", as_json, ev.RouteChosen, verdict=verdict)
+    continue_with(
+        cli,
+        "approve",
+        "Approve the gate the run waits at.",
+        ev.GateApproved,
+        Said("note", "note", Annotated[str, typer.Option("--note", help="Annotation for the next steps.")], ""),
+    )
+    continue_with(
+        cli,
+        "amend",
+        "Refuse the gate with amendments: the node runs again (no visit spent).",
+        ev.GateAmended,
+        Said("note", "note", Annotated[str, typer.Option("--note", help="The changes requested.")]),
+    )
+    continue_with(
+        cli,
+        "answer",
+        "Answer the questions of a run that waits for input.",
+        ev.InputAnswered,
+        Said("text", "text", Annotated[str, typer.Option("--text", help="Your answer to the run's questions.")]),
+    )
+    continue_with(
+        cli,
+        "route",
+        "Route a stopped run on a verdict of your choice from its current stage.",
+        ev.RouteChosen,
+        Said("verdict", "verdict", Annotated[str, typer.Argument(help="A label of the current stage.")]),
+    )
 
     register_reports(cli)
 
