@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from app.engine.errors import GraphInvalid
 from app.engine.graph import END, RESERVED_VERDICTS, Edge, Graph, Node, Policy, distinct_labels
 from app.engine.names import unfit_text
+from app.engine.reachability import flow_issues
 from app.engine.team import Team
 from app.engine.validation_findings import WARNING_CODES, Issue, IssueCode, Validation
 
@@ -102,7 +103,7 @@ def _validate(data: Any, team: Team | None) -> Validation:
     edges = _check_edges(raw_edges, loose, stages, found)
     entry = data.get("entry") if isinstance(data.get("entry"), str) else None
     _check_entry(data, entry, stages, found)
-    _check_flow(entry, stages, loose, found)
+    found.issues.extend(flow_issues(entry, stages, loose))
     _check_nodes_against_edges(nodes, loose, team, found)
     issues = tuple(found.issues)
     if header is None or any(issue.is_error for issue in issues):
@@ -275,51 +276,6 @@ def _check_entry(data: dict[str, Any], entry: str | None, stages: list[str], fou
         found.add(IssueCode.ENTRY_UNKNOWN, f"entry {entry!r} is not a node{_hint(entry, seen)}", entry)
 
 
-def _check_flow(entry: str | None, stages: list[str], loose: list[_Loose], found: _Findings) -> None:
-    """Termination, reachability and traps: a run must always have a way to finish (SPEC G3, G4).
-
-    Stages are numbered so that the searches walk lists of integers, which keeps them linear in practice
-    on graphs far larger than a person writes.
-    """
-    ids: dict[str | None, int] = {}
-    for stage in stages:
-        ids.setdefault(stage, len(ids))
-    names = [name for name in ids if name is not None]
-    forward: list[list[int]] = [[] for _ in names]
-    backward: list[list[int]] = [[] for _ in names]
-    ends = bytearray(len(names))
-    leaves = bytearray(b"\x01") * len(names)
-    for edge in loose:
-        source = ids.get(edge.source)
-        if source is None:
-            continue
-        leaves[source] = 0
-        target = ids.get(edge.target)
-        if edge.target == END:
-            ends[source] = 1
-        elif target is not None:
-            forward[source].append(target)
-            backward[target].append(source)
-    can_finish = _reach([i for i in range(len(names)) if ends[i] or leaves[i]], backward)
-    start = ids.get(entry)
-    if start is not None and not can_finish[start]:
-        found.add(
-            IssueCode.NO_TERMINATION,
-            f"no termination is reachable from entry {entry!r}: a run could never finish",
-            entry,
-        )
-    reachable = _reach([start], forward) if start is not None else bytearray(b"\x01") * len(names)
-    for index in (i for i, seen in enumerate(reachable) if not seen):
-        found.add(IssueCode.UNREACHABLE_NODE, f"node {names[index]!r} cannot be reached from the entry", names[index])
-    if start is None or can_finish[start]:
-        for index in (i for i, seen in enumerate(can_finish) if not seen):
-            found.add(
-                IssueCode.TRAP_NODE,
-                f"node {names[index]!r} cannot reach a termination: a run entering it is stuck",
-                names[index],
-            )
-
-
 def _check_nodes_against_edges(nodes: list[Node], loose: list[_Loose], team: Team | None, found: _Findings) -> None:
     verdicts: dict[str, list[str]] = {}
     for edge in loose:
@@ -342,20 +298,6 @@ def _check_nodes_against_edges(nodes: list[Node], loose: list[_Loose], team: Tea
                 f"no role of team {team.name!r} carries capability {node.capability!r}: {fallback}",
                 node.stage,
             )
-
-
-def _reach(start: list[int], links: list[list[int]]) -> bytearray:
-    """Which stages ``start`` leads to along ``links`` (a depth-first walk; order does not matter)."""
-    seen = bytearray(len(links))
-    todo = list(start)
-    for index in start:
-        seen[index] = 1
-    while todo:
-        for nxt in links[todo.pop()]:
-            if not seen[nxt]:
-                seen[nxt] = 1
-                todo.append(nxt)
-    return seen
 
 
 _HINT_LIMIT = 500
