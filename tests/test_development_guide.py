@@ -16,14 +16,19 @@ from app.local.agentcheck import INSTALL
 from tests.helpers import ROOT
 
 PLACED = re.compile(r"`(\w+)`(?: \w+)? (?:of|in)\s+`([\w/.]+\.py)`")  # `HANDLERS` of `app/engine/step.py`
-PATH = re.compile(r"`((?:app|tests|\.github)/[\w/.*-]+)`")
+PATH = re.compile(r"`((?:app|tests|action|\.github)/[\w/.*-]*)`")
+
+
+def section(title: str) -> str:
+    """The README's section or subsection ``title``, up to the next heading of any level."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#)", text, re.S | re.M)
+    assert found, f"README.md has no section {title!r}"
+    return found.group(1)
 
 
 def guide() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"^### Where a new piece goes\n(.*?)(?=^#)", text, re.S | re.M)
-    assert found, "README.md has no section 'Where a new piece goes'"
-    return found.group(1)
+    return section("Where a new piece goes")
 
 
 def names_defined(path: Path) -> set[str]:
@@ -46,6 +51,16 @@ def test_every_file_the_guide_names_exists() -> None:
     paths = PATH.findall(guide())
     assert len(paths) >= 12
     assert [path for path in paths if not list(ROOT.glob(path))] == []
+
+
+def test_every_file_and_engine_module_the_development_section_names_exists() -> None:
+    text = section("Development")
+    assert [path for path in PATH.findall(text) if not list(ROOT.glob(path))] == []
+    concepts = re.search(r"One module per concept: (.*?)\.\n", text, re.S)
+    assert concepts, "the Development section lists the engine's modules"
+    modules = re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", concepts.group(1)))  # not the words in brackets
+    assert len(modules) >= 15
+    assert [name for name in modules if not (ROOT / "app" / "engine" / f"{name}.py").exists()] == []
 
 
 def test_every_name_the_guide_places_in_a_file_is_there() -> None:
