@@ -13,7 +13,9 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from app.gitaccess import ON_GITHUB, ON_MACHINE
+import pytest
+
+from app.gitaccess import ON_GITHUB, ON_MACHINE, git_output, isolated_env, on_machine_env, run_git
 from app.local.gitops import create_run_branch, find_repo, open_repo
 from app.store.gitstore import GitStore
 from tests.engine.driver import Driver, loop_graph
@@ -135,3 +137,22 @@ def test_a_repository_is_its_top_folder_and_nothing_below_it(tmp_path: Path) -> 
     assert find_repo(tmp_path / "main" / "sub") is None and find_repo(tmp_path / "missing") is None
     bare = find_repo(tmp_path / "bare.git")
     assert bare is not None and bare.git_dir == (tmp_path / "bare.git").resolve()
+
+
+def test_whose_configuration_and_hooks_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # on a person's machine their own configuration and hooks apply; in an Actions job (isolated_env) neither
+    # the global configuration nor a hook the checkout holds does
+    make_repo(tmp_path / "repo")
+    (tmp_path / "global").write_text("[interlock]\n\tprobe = mine\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "global"))
+    hook = tmp_path / "repo" / ".git" / "hooks" / "post-commit"
+    hook.write_text(f"#!/bin/sh\necho ran >> {tmp_path / 'hook-ran'}\n")
+    hook.chmod(0o755)
+    repo = tmp_path / "repo"
+    machine, job = on_machine_env() | ON_MACHINE.env(), isolated_env(ON_GITHUB)
+    assert git_output(["config", "interlock.probe"], repo, machine) == b"mine\n"
+    assert run_git(["config", "interlock.probe"], repo, job).returncode == 1
+    git_output(["commit", "--quiet", "--allow-empty", "-m", "in the job"], repo, job)
+    assert not (tmp_path / "hook-ran").exists() and author_of(repo, "HEAD").startswith(f"Interlock <{ON_GITHUB.email}>")
+    git_output(["commit", "--quiet", "--allow-empty", "-m", "on the machine"], repo, machine)
+    assert (tmp_path / "hook-ran").read_text() == "ran\n"
