@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from app.engine import events as ev
 from app.engine.graph import Graph, Policy
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Launch, Run
+from app.gitaccess import on_machine_env, run_git
 from app.graphset import find_graph, library_dirs
 from app.inputfile import InputUnreadable, read_input_text
 from app.local.config import ConfigError, GateMode, LocalConfig, load_config, missing_agent_problem
@@ -90,7 +90,7 @@ def check_run_id(run_id: str) -> None:
     """Refuse a ``--run-id`` that cannot name the run's branch by git's own rules (``git check-ref-format``),
     before the branch, worktree or journal exist: a later git failure would leave a half-made run."""
     ref = f"refs/heads/interlock/{run_id}"
-    fit = run_id.isprintable() and subprocess.run(["git", "check-ref-format", ref], capture_output=True).returncode == 0
+    fit = run_id.isprintable() and run_git(["check-ref-format", ref], None, on_machine_env()).returncode == 0
     if not fit:
         refuse(f"--run-id {run_id!r} cannot name the run's git branch: see `git help check-ref-format`")
 

@@ -23,6 +23,7 @@ from githubkit.exception import RequestFailed
 from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
 
 from app.engine.errors import InterlockError
+from app.gitaccess import ON_GITHUB
 from app.redact import Redactor
 
 RETRIES = RetryChainDecision(RetryRateLimit(max_retry=3), RetryServerError(max_retry=3))
@@ -191,7 +192,7 @@ class Installation:
         return str(self.call("POST", f"/repos/{repo}/git/trees", json=body)["sha"])
 
     def commit(self, repo: str, message: str, tree: str, parents: list[str]) -> str:
-        author = {"name": "Interlock", "email": "interlock@users.noreply.github.com"}
+        author = {"name": ON_GITHUB.name, "email": ON_GITHUB.email}
         body = {"message": message, "tree": tree, "parents": parents, "author": author}
         return str(self.call("POST", f"/repos/{repo}/git/commits", json=body)["sha"])
 

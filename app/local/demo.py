@@ -8,27 +8,27 @@ autopilot), and prints the journey, the money table and the graph picture.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from app.engine.mermaid import draw_mermaid
+from app.gitaccess import ON_MACHINE, git_output, on_machine_env
 from app.graphset import find_graph
 from app.local.config import GateMode, LocalConfig
-from app.local.gitops import IDENTITY
 from app.local.reports import journey_rows, money_rows, render_journey, render_money, render_status
 from app.local.shell import LocalShell, Progress
+from app.store.journal import STATE_BRANCH, record_path
 
 REQUEST_TITLE = "Add a greeting function"
 REQUEST_BODY = "We need greet(name) that says hello, with unit tests."
 
 
 def make_demo_repo(folder: Path) -> None:
-    env = {**os.environ, **IDENTITY}
+    env = on_machine_env() | ON_MACHINE.env()
 
     def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True)
+        git_output(args, folder, env)
 
     folder.mkdir(parents=True, exist_ok=True)
     git("init", "--quiet", "--initial-branch", "main")
@@ -51,6 +51,6 @@ def run_demo(library: list[Path], keep: Path | None = None) -> str:
         "## Money\n" + render_money(money_rows(run)),
         "## Graph\n```mermaid\n" + draw_mermaid(graph, run.stage, run.visits) + "```",
         f"The repository is {folder}: `git -C {folder} log --oneline {run.branch}` shows the agent's commits, "
-        f"`git -C {folder} show interlock/state:runs/{run.id}.json` the journal.",
+        f"`git -C {folder} show {STATE_BRANCH}:{record_path(run.id)}` the journal.",
     ]
     return "\n\n".join(parts) + "\n"

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
-
 from app.agents.base import AgentCall, AgentOutcome
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
@@ -29,7 +27,7 @@ from app.local.config import (
     agent_spec,
     decide_spec,
 )
-from app.local.gitops import commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
+from app.local.gitops import Repo, commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.redact import Redactor
 from app.runner.orders import parse_advice
 from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
@@ -49,7 +47,7 @@ class Done:
 
 
 def run_mission(
-    repo: git.Repo,
+    repo: Repo,
     run: Run,
     effect: DispatchMission,
     config: LocalConfig,

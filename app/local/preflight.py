@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import git
-
 from app.engine.findings import Finding, FindingCode, error, ok, warning
 from app.engine.graph import Graph
+from app.gitaccess import GitFailed, on_machine_env, run_git
 from app.local.agentcheck import agent_findings, check_findings
 from app.local.config import LocalConfig
+from app.local.gitops import Repo, find_repo
 from app.local.programs import TreeMode
 
 MIN_GIT = (2, 5)  # `git worktree`: every mission runs in a worktree of the run branch
@@ -71,7 +71,7 @@ def calls_of_roster(settings: LocalConfig, graphs: Iterable[tuple[str, Graph]] =
     return calls
 
 
-def calls_findings(calls: Calls, repo: git.Repo | None, ref: str, checks_as_warnings: bool = False) -> list[Finding]:
+def calls_findings(calls: Calls, repo: Repo | None, ref: str, checks_as_warnings: bool = False) -> list[Finding]:
     """Every agent resolvable and every check's programs present, looked up as the run will: a relative
     program in ``ref`` (the tree the mission's worktree will hold)."""
     tree_mode = _tree_mode(repo, ref) if repo is not None and _resolves(repo, ref) else None
@@ -90,7 +90,7 @@ def calls_findings(calls: Calls, repo: git.Repo | None, ref: str, checks_as_warn
 def git_findings() -> list[Finding]:
     """git installed, and recent enough for what runs use."""
     try:
-        out = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = run_git(["--version"], None, on_machine_env(), timeout_s=30).stdout.decode(errors="replace")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return [error(FindingCode.GIT_VERSION, "git", f"git cannot be run ({exc})", "install git 2.38 or newer")]
     match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
@@ -119,20 +119,19 @@ def git_findings() -> list[Finding]:
     return [ok(FindingCode.GIT_VERSION, "git", f"version {shown}")]
 
 
-def repository_findings(path: Path) -> tuple[list[Finding], git.Repo | None]:
-    try:
-        repo = git.Repo(path, search_parent_directories=False)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+def repository_findings(path: Path) -> tuple[list[Finding], Repo | None]:
+    repo = find_repo(path)
+    if repo is None:
         fix = "run `git init` there, or pass --repo with the repository's folder"
         return [error(FindingCode.GIT_REPOSITORY, str(path), f"{path} is not a git repository", fix)], None
     return [ok(FindingCode.GIT_REPOSITORY, str(path), "a git repository")], repo
 
 
-def base_findings(repo: git.Repo, base: str) -> list[Finding]:
-    heads = [head.name for head in repo.heads]
+def base_findings(repo: Repo, base: str) -> list[Finding]:
+    heads = repo.heads()
     subject = f"base branch {base}"
     if base in heads:
-        return [ok(FindingCode.BASE_BRANCH, subject, f"exists at {repo.heads[base].commit.hexsha[:12]}")]
+        return [ok(FindingCode.BASE_BRANCH, subject, f"exists at {repo.git('rev-parse', f'refs/heads/{base}')[:12]}")]
     known = ", ".join(heads) or "none"
     return [
         error(
@@ -154,23 +153,23 @@ def run_findings(path: Path, settings: LocalConfig, calls: Calls) -> list[Findin
     return found + calls_findings(calls, repo, settings.base)
 
 
-def _tree_mode(repo: git.Repo, base: str) -> TreeMode:
+def _tree_mode(repo: Repo, base: str) -> TreeMode:
     """The git file mode of a path in ``base`` (what a mission's worktree will hold), ``None`` if absent."""
 
     def mode(path: str) -> str | None:
         try:
-            line = repo.git.ls_tree(base, "--", path)
-        except git.GitCommandError:
+            line = repo.git("ls-tree", base, "--", path)
+        except GitFailed:
             return None
         return line.split()[0] if line else None
 
     return mode
 
 
-def _resolves(repo: git.Repo, ref: str) -> bool:
+def _resolves(repo: Repo, ref: str) -> bool:
     try:
-        repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-    except git.GitCommandError:
+        repo.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitFailed:
         return False
     return True
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.engine.graph import END, Graph
 from app.engine.record import MissionKind, Run, Status
-from app.store.journal import STATE_BRANCH, JournalStore, mission_path
+from app.store.journal import STATE_BRANCH, JournalStore, decision_path, mission_path, missions_folder
 
 SCREEN_MAX = 40  # lines of an answer shown at a gate: a screenful, and never more than this
 NOT_ANSWERS = (MissionKind.REASK, MissionKind.DECIDE, MissionKind.ADVISOR)  # their text is a label, not the work
@@ -45,7 +45,7 @@ def board_rows(
 def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
     """Every mission, from the full records stored beside the run; summaries fill in what is in flight."""
     rows: dict[int, dict[str, Any]] = {}
-    for path in store.list_files(f"runs/{run.id}/missions/"):
+    for path in store.list_files(missions_folder(run.id)):
         data = store.read(path)
         if data is None:
             continue
@@ -253,8 +253,8 @@ def next_step(run: Run, runner: str | None = None) -> str:
         "awaiting_input": f"interlock answer {run.id} --text T",
         "awaiting_upstream": f"file the request upstream; then interlock resume {run.id}",
         "awaiting_merge": f"review and merge {run.branch} into {run.base}; status then records the run done",
-        "escalated": f"read runs/{run.id}/decision.md on interlock/state; then resume, route, deliver or abandon",
-        "failed": f"read runs/{run.id}/decision.md on interlock/state; then interlock resume {run.id}",
+        "escalated": f"read {decision_path(run.id)} on {STATE_BRANCH}; then resume, route, deliver or abandon",
+        "failed": f"read {decision_path(run.id)} on {STATE_BRANCH}; then interlock resume {run.id}",
         "interrupted": f"interlock resume {run.id}",
         "running": "nothing: the run is working",
     }

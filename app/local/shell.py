@@ -62,7 +62,7 @@ from app.local.launch import make_launch
 from app.local.progress import Progress
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.store.gitstore import GitStore
-from app.store.journal import decision_path, encode_json, record_path
+from app.store.journal import decision_path, encode_json, graph_path, record_path
 
 MAX_RETRIES = 20
 LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
@@ -77,10 +77,6 @@ SAID_LOCALLY = ("gate", "end")
 class RunBusy(InterlockError):
     def __init__(self, run_id: str, pid: str) -> None:
         super().__init__(f"run {run_id} is being executed by process {pid}; use `interlock stop {run_id}` first")
-
-
-def graph_path(run_id: str) -> str:
-    return f"runs/{run_id}/graph.json"
 
 
 def new_run_id() -> str:

@@ -14,8 +14,9 @@ repository's ``.gitignore`` and ``info/exclude`` still count. A person's own glo
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
+
+from app.gitaccess import on_machine_env, run_git
 
 PYTHON = (
     "__pycache__/",
@@ -66,15 +67,12 @@ def _global_excludes(git_dir: Path, env: dict[str, str] | None) -> list[str]:
     """The lines of the excludes file git would use by itself: the global ``core.excludesFile``, else
     ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``). A repository's own configuration is not
     read: in a job, an agent could have written it."""
-    found = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "config", "--global", "--path", "core.excludesFile"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    asked = ["--git-dir", str(git_dir), "config", "--global", "--path", "core.excludesFile"]
+    found = run_git(asked, None, on_machine_env() if env is None else env)
     source = os.environ if env is None else env
-    if found.returncode == 0 and found.stdout.strip():
-        path = Path(found.stdout.strip())
+    named = found.stdout.decode(errors="replace").strip()
+    if found.returncode == 0 and named:
+        path = Path(named)
     elif source.get("GIT_CONFIG_GLOBAL") == "/dev/null":
         return []
     else:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -27,13 +26,14 @@ from app.agents.environment import agent_keys, allowed_environment, parse_names
 from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
+from app.gitaccess import ON_GITHUB, git_output, isolated_env
 from app.redact import Redactor
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
 from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
 from app.runner.remote import Remote
-from app.store.journal import STATE_BRANCH, encode_json, mission_path, record_path
+from app.store.journal import STATE_BRANCH, encode_json, mission_path, numbered, orders_folder, record_path
 
 PROTECTED = (".github/workflows/",)
 
@@ -81,7 +81,7 @@ def run_step(phase: Phase, settings: JobSettings, handoff: Path | None, work_res
     if settings.remote == "origin":
         raise JobError("--phase deliver needs --remote URL (in Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY)")
     with tempfile.TemporaryDirectory(prefix="interlock-deliver-") as scratch:
-        subprocess.run(["git", "init", "--quiet", "--bare", scratch], check=True, capture_output=True)
+        git_output(["init", "--quiet", "--bare", scratch], None, isolated_env(ON_GITHUB))
         return deliver_phase(replace(settings, workdir=Path(scratch)), handoff, work_result)
 
 
@@ -201,8 +201,8 @@ def awaits(run: Run, seq: int) -> bool:
 
 
 def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
-    names = [n for n in remote.names(state, f"runs/{run.id}/orders") if n.startswith(f"{seq:04d}-")]
-    data = remote.show(state, f"runs/{run.id}/orders/{names[0]}") if names else None
+    names = [n for n in remote.names(state, orders_folder(run.id)) if n.startswith(numbered(seq))]
+    data = remote.show(state, f"{orders_folder(run.id)}{names[0]}") if names else None
     if data is None:
         raise JobError(f"run `{run.id}` has no order for mission {seq}")
     try:

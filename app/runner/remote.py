@@ -1,33 +1,25 @@
 """The job's git: fetch, read, commit and push through the repository's remote.
 
-Every git process runs with hooks and filesystem monitors switched off and without the global or system
-configuration, so nothing an agent left in the checkout (a hook, a config line) runs with Interlock's
-token. The token reaches git through ``GIT_CONFIG_*`` variables of each git process, as an HTTP extra
-header scoped to the remote's host (the way ``actions/checkout`` authenticates): it is neither stored in
-``.git/config`` nor visible in a process listing. Every commit names its own author and committer: a fresh
-runner has no git identity.
+Every git process runs in ``app.gitaccess.isolated_env``: hooks and filesystem monitors off, without the
+global or system configuration, so nothing an agent left in the checkout (a hook, a config line) runs with
+Interlock's token. The token reaches git through ``GIT_CONFIG_*`` variables of each git process, as an HTTP
+extra header scoped to the remote's host (the way ``actions/checkout`` authenticates): it is neither stored
+in ``.git/config`` nor visible in a process listing. Every commit names Interlock (``app.gitaccess.ON_GITHUB``)
+as its author and committer: a fresh runner has no git identity.
 https://docs.github.com/en/actions/security-for-github-actions/security-guides/automatic-token-authentication
 """
 
 from __future__ import annotations
 
 import base64
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from app.engine.errors import InterlockError
+from app.gitaccess import ON_GITHUB, isolated_env, run_git
 from app.runner.ignore import excludes_file
 
-IDENTITY = {  # like app.local.gitops.IDENTITY, with an address GitHub accepts for commits it shows
-    "GIT_AUTHOR_NAME": "Interlock",
-    "GIT_AUTHOR_EMAIL": "interlock@users.noreply.github.com",
-    "GIT_COMMITTER_NAME": "Interlock",
-    "GIT_COMMITTER_EMAIL": "interlock@users.noreply.github.com",
-}
-SAFE_CONFIG = (("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"))
 PUSH_ATTEMPTS = 8
 
 
@@ -43,22 +35,8 @@ class Remote:
     def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin") -> None:
         self.workdir = workdir
         self.remote = remote
-        base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        self.env = (
-            base
-            | IDENTITY
-            | {
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_CONFIG_GLOBAL": "/dev/null",
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "LC_ALL": "C",  # the messages parsed below are git's English ones
-            }
-        )
-        config = [*SAFE_CONFIG, *self._auth(token)]
-        self.env["GIT_CONFIG_COUNT"] = str(len(config))
-        for index, (key, value) in enumerate(config):
-            self.env[f"GIT_CONFIG_KEY_{index}"] = key
-            self.env[f"GIT_CONFIG_VALUE_{index}"] = value
+        self.env: dict[str, str] = isolated_env(ON_GITHUB)  # without the token, to find the remote's URL
+        self.env = isolated_env(ON_GITHUB, self._auth(token))
 
     def _auth(self, token: str | None) -> list[tuple[str, str]]:
         """The token as an extra header for the remote's host only; none for a remote that is not HTTP."""
@@ -72,13 +50,11 @@ class Remote:
         return [(f"http.{parts.scheme}://{parts.netloc}/.extraheader", f"AUTHORIZATION: basic {header}")]
 
     def _url_of(self, name: str) -> str:
-        found = subprocess.run(["git", "remote", "get-url", name], cwd=self.workdir, capture_output=True, text=True)
-        return found.stdout.strip()
+        found = run_git(["remote", "get-url", name], self.workdir, self.env)
+        return found.stdout.decode(errors="replace").strip()
 
     def git(self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
-        result = subprocess.run(
-            ["git", *args], cwd=self.workdir, input=stdin, capture_output=True, env={**self.env, **(env or {})}
-        )
+        result = run_git(args, self.workdir, {**self.env, **(env or {})}, stdin)
         if result.returncode != 0:
             raise RemoteError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()[:500]}")
         return result.stdout
@@ -87,7 +63,7 @@ class Remote:
         return self.git("rev-parse", ref).decode().strip()
 
     def is_ancestor(self, old: str, new: str) -> bool:
-        result = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=self.workdir, env=self.env)
+        result = run_git(["merge-base", "--is-ancestor", old, new], self.workdir, self.env)
         return result.returncode == 0
 
     def fetch(self, branch: str) -> str | None:
@@ -126,9 +102,7 @@ class Remote:
         """A fast-forward push of ``commit`` to ``branch``: ``False`` when the branch moved meanwhile,
         ``PushRefused`` when the remote refuses it for another reason."""
         refspec = f"{commit}:refs/heads/{branch}"
-        result = subprocess.run(
-            ["git", "push", "--porcelain", self.remote, refspec], cwd=self.workdir, capture_output=True, env=self.env
-        )
+        result = run_git(["push", "--porcelain", self.remote, refspec], self.workdir, self.env)
         if result.returncode == 0:
             return True
         report = (result.stdout + result.stderr).decode(errors="replace")

@@ -5,6 +5,7 @@ Objects are built in-process on the head that was read and written as one pack p
 branch then moves with ``git update-ref <new> <old>``, git's own compare-and-swap under its lock file: if
 another writer moved it first the update fails and the caller re-reads. A kill -9 at any moment leaves the
 old head or the new one — objects written before the ref moves are unreachable garbage, never a torn record.
+Why a library here and the ``git`` program elsewhere: ``app/gitaccess.py``.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import pygit2
 
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
-from app.store.journal import STATE_BRANCH, encode_record, record_path
+from app.gitaccess import ON_MACHINE, on_machine_env, run_git
+from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, encode_record, record_path
 from app.store.packwriter import PackWriter
 
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
 LOCK_WAIT_S = 1.0
 GC_EVERY = 40  # saves between pack merges: under git's gc.autoPackLimit (50), so git never repacks for us
-IDENTITY = pygit2.Signature("Interlock", "interlock@localhost")
 
 
 def _uses_reftable(repo: pygit2.Repository) -> bool:
@@ -118,7 +119,7 @@ class GitStore:
             tree = self._tree_with(objects, head.tree if head else None, changes)
             parents = [head.id] if head else []
             text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
-            commit = objects.commit(tree, parents, text, IDENTITY.name, IDENTITY.email)
+            commit = objects.commit(tree, parents, text, ON_MACHINE.name, ON_MACHINE.email)
             objects.write()  # one pack before the branch moves: a crash leaves garbage or the new head
         except ValueError as exc:
             raise StoreError(f"run {run.id} cannot be saved: {exc}") from None
@@ -150,13 +151,8 @@ class GitStore:
         write ``new`` into the lock and rename it over the ref. Git and other writers honour the same lock.
         """
         if self.reftable:
-            result = subprocess.run(
-                ["git", "--git-dir", str(self.path), "update-ref", self.ref, new, old],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            return result.returncode == 0, result.stderr.strip()
+            result = run_git(["--git-dir", str(self.path), "update-ref", self.ref, new, old], None, on_machine_env())
+            return result.returncode == 0, result.stderr.decode(errors="replace").strip()
         loose = self.path / self.ref
         lock = loose.with_name(loose.name + ".lock")
         loose.parent.mkdir(parents=True, exist_ok=True)
@@ -269,9 +265,10 @@ class GitStore:
 
     def list_runs(self) -> list[Run]:
         head = self._head()
-        if head is None or "runs" not in head.tree:
+        if head is None or RUNS_FOLDER not in head.tree:
             return []
-        runs_tree = self.repo[head.tree["runs"].id]
+        runs_tree = self.repo[head.tree[RUNS_FOLDER].id]
         assert isinstance(runs_tree, pygit2.Tree)
-        names = [entry.name[:-5] for entry in runs_tree if entry.name.endswith(".json")]
+        listed = (entry.name or "" for entry in runs_tree)  # a tree entry always has a name (typed optional)
+        names = [name.removesuffix(RECORD_SUFFIX) for name in listed if name.endswith(RECORD_SUFFIX)]
         return [self._record(head, name) for name in sorted(names)]

@@ -1,8 +1,9 @@
 """The journal interface and its file layout (ARCHITECTURE "Journal layout").
 
-``runs/<run-id>.json`` holds the record; ``runs/<run-id>/missions/<seq>-<stage>.json`` the full record of
-each mission, written once; ``runs/<run-id>/decision.md`` the latest decision file; ``board.md`` every
-run at a glance. A save is compare-and-swap on the version read, so of two writers exactly one wins.
+``runs/<run-id>.json`` holds the record; ``runs/<run-id>/graph.json`` the graph it runs on;
+``runs/<run-id>/missions/<seq>-<stage>.json`` the full record of each mission, written once;
+``runs/<run-id>/decision.md`` the latest decision file; ``board.md`` every run at a glance. A save is
+compare-and-swap on the version read, so of two writers exactly one wins.
 """
 
 from __future__ import annotations
@@ -14,21 +15,45 @@ import pydantic_core
 from app.engine.record import Run
 
 STATE_BRANCH = "interlock/state"
+RUNS_FOLDER = "runs"  # every run's record, each beside a folder of the run's other files
+RECORD_SUFFIX = ".json"
 
 
 def record_path(run_id: str) -> str:
-    return f"runs/{run_id}.json"
+    return f"{RUNS_FOLDER}/{run_id}{RECORD_SUFFIX}"
+
+
+def missions_folder(run_id: str) -> str:
+    """The folder of a run's mission records, ending in ``/``: the prefix to list them by."""
+    return f"{RUNS_FOLDER}/{run_id}/missions/"
+
+
+def orders_folder(run_id: str) -> str:
+    """The folder of a run's orders (``order_path``), ending in ``/``."""
+    return f"{RUNS_FOLDER}/{run_id}/orders/"
+
+
+def numbered(seq: int) -> str:
+    """How the file of mission ``seq`` begins, in ``missions_folder`` and ``orders_folder`` alike: a reader
+    that knows the mission's number but not its stage finds its file by this prefix."""
+    return f"{seq:04d}-"
 
 
 def mission_path(run_id: str, seq: int, stage: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stage)
-    return f"runs/{run_id}/missions/{seq:04d}-{safe}.json"
+    return f"{missions_folder(run_id)}{numbered(seq)}{safe}.json"
 
 
 def order_path(run_id: str, seq: int, stage: str) -> str:
     """What the engine asked a job to do for mission ``seq``: kind, prompt, check command (written with the
     transition that dispatched it, so the job runs exactly the prompt the engine assembled)."""
-    return mission_path(run_id, seq, stage).replace("/missions/", "/orders/")
+    return mission_path(run_id, seq, stage).replace(missions_folder(run_id), orders_folder(run_id), 1)
+
+
+def graph_path(run_id: str) -> str:
+    """The graph a run was started on, stored with its first record: the run goes on on it, whatever the
+    graph files say later."""
+    return f"runs/{run_id}/graph.json"
 
 
 def decision_path(run_id: str) -> str:
@@ -51,7 +76,9 @@ def encode_json(data: Any) -> bytes:
     return encoded + b"\n"
 
 
-class JournalStore(Protocol):
+class RunStore(Protocol):
+    """What a run driver needs of a journal (``app/runner/driver.py``): every store has it, GitHub's too."""
+
     def load(self, run_id: str) -> Run:
         """The stored record; ``RunNotFound`` if there is none."""
         ...
@@ -62,6 +89,10 @@ class JournalStore(Protocol):
         ...
 
     def read(self, path: str) -> bytes | None: ...
+
+
+class JournalStore(RunStore, Protocol):
+    """A journal that can also be listed: the stores of a local repository (boards, reports)."""
 
     def list_runs(self) -> list[Run]: ...
 

@@ -44,7 +44,7 @@ from app.github.status import render_status
 from app.graphset import find_graph
 from app.runner.orders import mission_order
 from app.store.github import GitHubStore
-from app.store.journal import decision_path, encode_json, order_path
+from app.store.journal import decision_path, encode_json, graph_path, order_path
 
 MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -53,7 +53,6 @@ UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/nam
 CONFIG_TTL_S = 60.0
 CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
 GRAPH_CACHE: dict[str, Graph] = {}
-GRAPH_PATH = "runs/{run_id}/graph.json"
 log = logging.getLogger("interlock.github")
 
 
@@ -122,7 +121,7 @@ class GitHubRuns:
             links={"issue": str(issue), "status_comment": str(comment)},
         )
         run, effects = step(None, event, graph)
-        files = {GRAPH_PATH.format(run_id=run_id): encode_json(graph.to_json()), **self._files(run, effects)}
+        files = {graph_path(run_id): encode_json(graph.to_json()), **self._files(run, effects)}
         self.store.save(run, None, files, message=f"interlock: start run {run_id} on {graph.name}")
         self.api.add_labels(self.repo, issue, [RUNNING_LABEL])
         return self.execute(run, graph, effects)
@@ -167,7 +166,7 @@ class GitHubRuns:
         cached = GRAPH_CACHE.get(run.graph_hash)
         if cached is not None:
             return cached
-        raw = self.store.read(GRAPH_PATH.format(run_id=run.id))
+        raw = self.store.read(graph_path(run.id))
         if raw is None:
             raise InterlockError(f"run {run.id} has no stored graph")
         outcome = validate_graph(json.loads(raw))

@@ -12,11 +12,12 @@ import git
 
 from app.engine.graph import Graph
 from app.engine.validate import parse_graph
+from app.gitaccess import ON_MACHINE
 from app.local.config import GateMode, LocalConfig
-from app.local.gitops import IDENTITY
 from app.local.shell import LocalShell
 from tests.helpers import ROOT
 
+IDENTITY = ON_MACHINE.env()  # what a commit made by hand in a test names: Interlock, as on a machine
 AGENT = f"{sys.executable} {Path(__file__).with_name('scripted_agent.py')}"
 
 

@@ -13,10 +13,10 @@ from app.engine.errors import InterlockError
 from app.engine.record import MissionStatus, ReasonCode, Status
 from app.engine.validate import parse_graph
 from app.local.config import GateMode
-from app.local.gitops import IDENTITY, GitProblem, create_run_branch
+from app.local.gitops import GitProblem, create_run_branch, open_repo
 from app.local.missions import now
 from tests.helpers import edge, graph, node
-from tests.local.harness import Bench, graph_file
+from tests.local.harness import IDENTITY, Bench, graph_file
 
 LOOP = parse_graph(
     graph(
@@ -57,10 +57,10 @@ def test_a_start_killed_before_its_first_record_leaves_no_branch_in_the_way(tmp_
     # SPEC J2: a kill -9 between making the run branch and saving the record leaves only the empty start commit;
     # starting again with the same id takes that branch over, while a branch with work on it is never touched
     bench = Bench(tmp_path, {"work": WORK, "review": {"answer": "VERDICT: PASS"}}, monkeypatch)
-    create_run_branch(bench.repo, "interlock/r-killed", "develop", "x")  # what the killed start left
+    create_run_branch(open_repo(bench.folder), "interlock/r-killed", "develop", "x")  # what the killed start left
     run = bench.shell().start(LOOP, "Do the work", "", run_id="r-killed")
     assert run.status is Status.AWAITING_MERGE and bench.repo.git.log("--format=%s", run.branch).count("start") == 1
-    create_run_branch(bench.repo, "interlock/r-work", "develop", "x")
+    create_run_branch(open_repo(bench.folder), "interlock/r-work", "develop", "x")
     with bench.repo.git.custom_environment(**IDENTITY):  # a person's commit on it: no longer an unused start
         tree = bench.repo.git.rev_parse("develop^{tree}")
         work = bench.repo.git.commit_tree(tree, "-p", "interlock/r-work", "-m", "mine")

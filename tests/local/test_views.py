@@ -15,11 +15,10 @@ from app.engine.errors import RunFinished
 from app.engine.record import Status
 from app.engine.validate import parse_graph
 from app.local.config import GateMode
-from app.local.gitops import IDENTITY
 from app.local.reports import board_rows, gate_answer, render_status, screen_lines
 from app.local.shell import Progress
 from tests.helpers import edge, graph, node
-from tests.local.harness import Bench, graph_file
+from tests.local.harness import IDENTITY, Bench, graph_file
 from tests.local.test_runs import LOOP, WORK, at
 
 QUESTIONS = "Two things first:\n1. Which file?\n\n2. Which greeting?"

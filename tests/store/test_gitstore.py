@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.engine.errors import RunNotFound, VersionConflict
-from app.runner.remote import IDENTITY as IDENTITY_ENV
+from app.gitaccess import ON_GITHUB
 from app.store.gitstore import GitStore, StoreError
 from app.store.journal import mission_path
 from tests.engine.driver import Driver, loop_graph
@@ -192,7 +192,7 @@ def test_a_name_that_is_not_utf8_already_on_the_branch_is_kept(tmp_path: Path) -
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, **IDENTITY_ENV},
+        env={**os.environ, **ON_GITHUB.env()},
     )
     subprocess.run([*git, "update-ref", "refs/heads/interlock/state", commit.stdout.strip()], check=True)
     d.finish("x")
