@@ -22,7 +22,18 @@ from tests.helpers import ROOT
 # The layer order, lowest first; each entry is a folder (every module below it) or a file pattern.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine", ("app/engine/",)),
-    ("adapters", ("app/store/", "app/agents/", "app/github/", "app/redact.py", "app/inputfile.py", "app/graphset.py")),
+    (
+        "adapters",
+        (
+            "app/store/",
+            "app/agents/",
+            "app/github/",
+            "app/redact.py",
+            "app/inputfile.py",
+            "app/graphset.py",
+            "app/gitaccess.py",
+        ),
+    ),
     ("runner", ("app/runner/",)),
     ("shells", ("app/webhooks/", "app/local/")),
     ("cli", ("app/cli*.py", "app/__main__.py")),
