@@ -30,7 +30,7 @@ from app.engine.effects import (
     PostMessage,
     ReadyPullRequest,
 )
-from app.engine.errors import InterlockError, RunNotFound, VersionConflict
+from app.engine.errors import InterlockError, VersionConflict
 from app.engine.events import Event, Linked, Start
 from app.engine.graph import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
@@ -57,8 +57,24 @@ GRAPH_PATH = "runs/{run_id}/graph.json"
 log = logging.getLogger("interlock.github")
 
 
-def run_id_for(issue: int) -> str:
-    return f"issue-{issue}"
+def run_id_for(issue: int, ended: int = 0) -> str:
+    """The id of an issue's run that follows ``ended`` runs that ended: `issue-N` for its first run, then
+    `issue-N-2`, `issue-N-3`… Each run gets its own id, branch (`interlock/<id>`) and record, so labelling an
+    issue again after its run ended starts a new run instead of colliding with the old branch (issue 11, 6)."""
+    return f"issue-{issue}" if ended == 0 else f"issue-{issue}-{ended + 1}"
+
+
+class BaseBranchMissing(InterlockError):
+    """The configured base branch does not exist: bad configuration, not a failure to reach GitHub. Raised
+    before anything is made, so the start is refused whole and the issue told how to fix it (issue 11, 6)."""
+
+
+class _Ended(Exception):
+    """The run an event was about to be applied to has ended; the issue may have a later run."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__(run.id)
+        self.run = run
 
 
 class GitHubRuns:
@@ -98,10 +114,12 @@ class GitHubRuns:
         except InterlockError as exc:
             return None, [str(exc)]
 
-    def start(self, issue: int, title: str, body: str, graph: Graph, key: str, at: datetime, by: str) -> Run:
+    def start(
+        self, issue: int, title: str, body: str, graph: Graph, key: str, at: datetime, by: str, run_id: str = ""
+    ) -> Run:
         """A new run for an issue (SPEC GH1, GH2): run branch with an empty start commit, then the entry."""
         config = self.config()
-        run_id = run_id_for(issue)
+        run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
         resumed = not self._create_run_branch(branch, config.base, title)
         comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
@@ -132,7 +150,7 @@ class GitHubRuns:
         it, before the run was saved (the caller found no run), made it, and the redelivery goes on there."""
         head = self.api.ref(self.repo, base)
         if head is None:
-            raise InterlockError(
+            raise BaseBranchMissing(
                 f"the base branch `{base}` does not exist in {self.repo}: create it, or set `base:` in {CONFIG_PATH}"
             )
         tree = self.api.commit_tree(self.repo, head)
@@ -155,12 +173,33 @@ class GitHubRuns:
                 return int(found[-1])
         return self.api.comment(self.repo, issue, f"{text} on `{graph}`…")
 
-    def live_run(self, issue: int) -> Run | None:
+    def issue_runs(self, issue: int, first: Run | None = None) -> list[Run]:
+        """The issue's runs, first to latest (``first``: its first run, read already). The next id is probed only
+        after a run that ended, so an issue whose run is live costs one read, as it did before runs had numbers."""
+        found: list[Run] = []
+        run = first or self.store.find(run_id_for(issue))
+        while run is not None:
+            found.append(run)
+            run = None if self.is_live(run) else self.store.find(run_id_for(issue, len(found)))
+        return found
+
+    def apply_to_issue(self, issue: int, key: str, make: Callable[[Run], Event]) -> Run:
+        """``make``'s event applied to the issue's latest run, or to the run that holds ``key`` already (a
+        redelivery). The first run is read as the event is applied; only when it has ended are later ids probed."""
+
+        def unless_ended(run: Run) -> Event:
+            if not self.is_live(run):
+                raise _Ended(run)
+            return make(run)
+
         try:
-            run = self.store.load(run_id_for(issue))
-        except RunNotFound:
-            return None
-        return run
+            return self.apply(run_id_for(issue), unless_ended)
+        except _Ended as ended:
+            runs = self.issue_runs(issue, ended.run)
+            held = next((run for run in runs if key in run.applied), None)
+            if held is not None and held is not runs[-1]:
+                return held  # a redelivery to a run a later one replaced: the issue's labels are the new run's
+            return self.apply(runs[-1].id, make)
 
     def graph_of(self, run: Run) -> Graph:
         """The run's graph, stored beside it at start; cached by content hash, since it never changes."""
