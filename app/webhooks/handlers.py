@@ -70,7 +70,7 @@ class Handlers:
         router.on("pull_request_review", "submitted")(self.review_submitted)
         router.on("pull_request", "closed")(self.pull_closed)
         router.on("issue_comment", "created")(self.comment_created)
-        router.on("issues", "closed")(self.upstream_closed)
+        router.on("issues", "closed", own=True)(self.upstream_closed)  # the App's close of its request counts
         return router
 
     def upstream_closed(self, delivery: Delivery) -> Outcome:
