@@ -27,8 +27,9 @@ from app.runner.orders import parse_advice
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
+from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.router import Outcome, Router, default_router
-from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns, run_id_for
+from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -118,7 +119,7 @@ class Handlers:
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
-        earlier = runs.issue_runs(issue)
+        earlier = issue_runs(runs, issue)
         held = next((run for run in earlier if delivery.delivery_id in run.applied), None)
         if held is not None:  # the redelivery of a start: make sure all it did happened (SPEC GH8)
             if held is earlier[-1]:  # a run a later one replaced owes nothing: the issue's labels are the new run's
@@ -256,7 +257,7 @@ class Handlers:
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         try:
             make = parse_command(body, delivery.delivery_id, moment, user)
-            runs.apply_to_issue(issue, delivery.delivery_id, make)
+            apply_to_issue(runs, issue, delivery.delivery_id, make)
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
         return Outcome.HANDLED

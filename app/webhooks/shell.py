@@ -45,6 +45,7 @@ from app.graphset import find_graph
 from app.runner.orders import mission_order
 from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json, order_path
+from app.webhooks.issue_runs import run_id_for
 
 MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -57,24 +58,9 @@ GRAPH_PATH = "runs/{run_id}/graph.json"
 log = logging.getLogger("interlock.github")
 
 
-def run_id_for(issue: int, ended: int = 0) -> str:
-    """The id of an issue's run that follows ``ended`` runs that ended: `issue-N` for its first run, then
-    `issue-N-2`, `issue-N-3`… Each run gets its own id, branch (`interlock/<id>`) and record, so labelling an
-    issue again after its run ended starts a new run instead of colliding with the old branch (issue 11, 6)."""
-    return f"issue-{issue}" if ended == 0 else f"issue-{issue}-{ended + 1}"
-
-
 class BaseBranchMissing(InterlockError):
     """The configured base branch does not exist: bad configuration, not a failure to reach GitHub. Raised
     before anything is made, so the start is refused whole and the issue told how to fix it (issue 11, 6)."""
-
-
-class _Ended(Exception):
-    """The run an event was about to be applied to has ended; the issue may have a later run."""
-
-    def __init__(self, run: Run) -> None:
-        super().__init__(run.id)
-        self.run = run
 
 
 class GitHubRuns:
@@ -172,34 +158,6 @@ class GitHubRuns:
             if found:
                 return int(found[-1])
         return self.api.comment(self.repo, issue, f"{text} on `{graph}`…")
-
-    def issue_runs(self, issue: int, first: Run | None = None) -> list[Run]:
-        """The issue's runs, first to latest (``first``: its first run, read already). The next id is probed only
-        after a run that ended, so an issue whose run is live costs one read, as it did before runs had numbers."""
-        found: list[Run] = []
-        run = first or self.store.find(run_id_for(issue))
-        while run is not None:
-            found.append(run)
-            run = None if self.is_live(run) else self.store.find(run_id_for(issue, len(found)))
-        return found
-
-    def apply_to_issue(self, issue: int, key: str, make: Callable[[Run], Event]) -> Run:
-        """``make``'s event applied to the issue's latest run, or to the run that holds ``key`` already (a
-        redelivery). The first run is read as the event is applied; only when it has ended are later ids probed."""
-
-        def unless_ended(run: Run) -> Event:
-            if not self.is_live(run):
-                raise _Ended(run)
-            return make(run)
-
-        try:
-            return self.apply(run_id_for(issue), unless_ended)
-        except _Ended as ended:
-            runs = self.issue_runs(issue, ended.run)
-            held = next((run for run in runs if key in run.applied), None)
-            if held is not None and held is not runs[-1]:
-                return held  # a redelivery to a run a later one replaced: the issue's labels are the new run's
-            return self.apply(runs[-1].id, make)
 
     def graph_of(self, run: Run) -> Graph:
         """The run's graph, stored beside it at start; cached by content hash, since it never changes."""

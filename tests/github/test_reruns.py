@@ -14,7 +14,15 @@ from app.engine.record import Status
 from app.webhooks.router import Outcome
 from app.webhooks.service import WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
-from tests.github.test_flows import DISPATCHED, REPO, World, example, merged_payload, writes
+from tests.github.test_flows import (
+    DISPATCHED,
+    REPO,
+    World,
+    example,
+    merged_payload,
+    retry_waits,  # noqa: F401  (autouse: githubkit retries without waiting)
+    writes,
+)
 from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
 
@@ -135,6 +143,25 @@ def test_redeliveries_of_earlier_deliveries_reach_the_run_they_belong_to(world: 
     assert world.runs().store.find(f"issue-{issue}-3") is None
     assert world.deliver("issues", payload, delivery="label-2") is Outcome.HANDLED  # its own start: nothing owed
     assert writes(world, before) == []
+
+
+def test_a_second_start_that_failed_after_its_branch_was_made_starts_on_redelivery(world: World) -> None:
+    # SPEC GH8, GH2: the new run's branch was made, then its save failed (502); the redelivery finds no new run,
+    # chooses the same id again and goes on on that branch, with the one starting comment
+    _, issue = world.label()
+    world.comment(issue, "/interlock abandon")
+    world.fake.fail("POST", "/git/trees", 502, times=10)
+    with pytest.raises(Exception, match="502"):
+        world.deliver("issues", label_payload(), delivery="label-2")
+    world.fake.faults.clear()
+    assert (REPO, f"interlock/issue-{issue}-2") in world.fake.refs
+    assert world.runs().store.find(f"issue-{issue}-2") is None
+    posted = list(world.fake.comments)
+    assert world.deliver("issues", label_payload(), delivery="label-2") is Outcome.HANDLED
+    second = world.runs().store.load(f"issue-{issue}-2")
+    assert second.status is Status.RUNNING and world.runs().store.find(f"issue-{issue}-3") is None
+    assert list(world.fake.comments) == posted  # the starting comment the failed start posted, not a second
+    assert second.links["status_comment"] == str(posted[-1])
 
 
 def test_a_run_that_can_still_be_resumed_is_live_and_a_label_starts_nothing(world: World) -> None:
