@@ -105,7 +105,8 @@ class Handlers:
         return self._apply(origin, found.group("run"), event)
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
-        """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue."""
+        """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue, and after each
+        run that ended a new one (``app/webhooks/issue_runs.py``)."""
         label = text_at(delivery.payload, "label", "name")
         if not label or delivery.installation_id is None:
             return Outcome.IGNORED

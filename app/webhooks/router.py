@@ -73,7 +73,8 @@ class Router:
 
     def is_own(self, delivery: Delivery) -> bool:
         """Events the app caused itself (its bot user is the sender) never drive a run — except the end of a
-        job: the app dispatched it, so GitHub names the app as the sender of its ``workflow_run``."""
+        job: the app dispatched it, so GitHub names the app as the sender of its ``workflow_run``; and those a
+        handler registered with ``own`` takes (the App's close of an upstream request it filed)."""
         if delivery.event == "workflow_run" or not self.app_slug:
             return False
         return delivery.sender_is_bot and delivery.sender == f"{self.app_slug}[bot]"
