@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from app.engine import events as ev
 from app.engine.base import journal_adapter
 from app.engine.errors import EventRejected, RunNotFound
+from app.engine.graph import Graph
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
 from app.github.client import GitHubApp
 from app.github.config import RepoConfig
@@ -26,8 +27,9 @@ from app.runner.orders import parse_advice
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
+from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.router import Outcome, Router, default_router
-from app.webhooks.shell import UPSTREAM_LINK, GitHubRuns, run_id_for
+from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -69,7 +71,7 @@ class Handlers:
         router.on("pull_request_review", "submitted")(self.review_submitted)
         router.on("pull_request", "closed")(self.pull_closed)
         router.on("issue_comment", "created")(self.comment_created)
-        router.on("issues", "closed")(self.upstream_closed)
+        router.on("issues", "closed", own=True)(self.upstream_closed)  # the App's close of its request counts
         return router
 
     def upstream_closed(self, delivery: Delivery) -> Outcome:
@@ -103,7 +105,8 @@ class Handlers:
         return self._apply(origin, found.group("run"), event)
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
-        """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue."""
+        """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue, and after each
+        run that ended a new one (``app/webhooks/issue_runs.py``)."""
         label = text_at(delivery.payload, "label", "name")
         if not label or delivery.installation_id is None:
             return Outcome.IGNORED
@@ -117,25 +120,34 @@ class Handlers:
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
-        existing = runs.live_run(issue)
-        if existing is not None and runs.is_live(existing):
-            if delivery.delivery_id not in existing.applied:
-                return Outcome.IGNORED  # SPEC GH1: one live run per issue
-            runs.reconcile(existing, runs.graph_of(existing))  # the redelivery of the start that failed midway
+        earlier = issue_runs(runs, issue)
+        held = next((run for run in earlier if delivery.delivery_id in run.applied), None)
+        if held is not None:  # the redelivery of a start: make sure all it did happened (SPEC GH8)
+            if held is earlier[-1]:  # a run a later one replaced owes nothing: the issue's labels are the new run's
+                runs.reconcile(held, runs.graph_of(held))
             return Outcome.HANDLED
-        if existing is not None:  # a run id is its issue's: the ended run keeps it, its branch and its record
-            if delivery.delivery_id in existing.applied:
-                runs.reconcile(existing, runs.graph_of(existing))
-                return Outcome.HANDLED
-            ended = f"Run `{existing.id}` of this issue already ended ({existing.status.value}): nothing was started."
-            runs.api.comment(runs.repo, issue, f"{ended} To run again, open a new issue.")
-            return Outcome.HANDLED
+        if earlier and runs.is_live(earlier[-1]):
+            return Outcome.IGNORED  # SPEC GH1: one live run per issue
         chosen = graph_label(delivery, runs.config())
         graph, errors = runs.graph_named(chosen)
         if graph is None or errors:
             listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
             runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")
             return Outcome.HANDLED
+        try:
+            self._start(runs, delivery, issue, graph, user, earlier)
+        except BaseBranchMissing as exc:  # bad configuration: nothing was made, and a redelivery cannot help yet
+            log.warning("refused %s: %s", delivery.describe(), exc)
+            fix = "Nothing was started; once that is done, redeliver this delivery or label the issue again."
+            self._say_once(runs, issue, delivery, f"Interlock cannot start: {exc}. {fix}")
+            return Outcome.IGNORED
+        return Outcome.HANDLED
+
+    def _start(
+        self, runs: GitHubRuns, delivery: Delivery, issue: int, graph: Graph, user: str, earlier: list[Run]
+    ) -> None:
+        """The issue's next run: `issue-N`, then after each run that ended a new id, branch and record; the
+        ended run's final label goes, so the issue shows the new run's state only."""
         issue_data = at(delivery.payload, "issue") or {}
         runs.start(
             issue,
@@ -145,8 +157,16 @@ class Handlers:
             key=delivery.delivery_id,
             at=when(text_at(issue_data, "updated_at")),
             by=user,
+            run_id=run_id_for(issue, ended=len(earlier)),
         )
-        return Outcome.HANDLED
+        if earlier:
+            runs.api.remove_label(runs.repo, issue, f"interlock:{earlier[-1].status.value}")
+
+    def _say_once(self, runs: GitHubRuns, issue: int, delivery: Delivery, text: str) -> None:
+        """A comment for a refused delivery, marked with its id: a redelivery that is refused again posts none."""
+        mark = f"<!-- interlock:refused delivery={delivery.delivery_id} -->"
+        if not any(mark in comment["body"] for comment in runs.api.issue_comments(runs.repo, issue)):
+            runs.api.comment(runs.repo, issue, f"{text}\n\n{mark}")
 
     def job_completed(self, delivery: Delivery) -> Outcome:
         """SPEC GH3: read the mission record the job stored; none means the mission did not end done."""
@@ -238,7 +258,7 @@ class Handlers:
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         try:
             make = parse_command(body, delivery.delivery_id, moment, user)
-            runs.apply(run_id_for(issue), make)
+            apply_to_issue(runs, issue, delivery.delivery_id, make)
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
         return Outcome.HANDLED

@@ -29,11 +29,15 @@ class Router:
     def __init__(self, app_slug: str | None = None) -> None:
         self.handlers: dict[tuple[str, str | None], Handler] = {}
         self.inline: set[Handler] = set()
+        self.takes_own: set[Handler] = set()
         self.app_slug = app_slug
 
-    def on(self, event: str, action: str | None = None, *, inline: bool = False) -> Callable[[Handler], Handler]:
+    def on(
+        self, event: str, action: str | None = None, *, inline: bool = False, own: bool = False
+    ) -> Callable[[Handler], Handler]:
         """Register a handler. ``inline`` handlers do no I/O and run on the event loop; the others run in a
-        worker thread under the service's deadline."""
+        worker thread under the service's deadline. ``own`` handlers also receive the events the App caused,
+        and must tell by themselves which of those count."""
 
         def register(handler: Handler) -> Handler:
             key = (event, action)
@@ -42,29 +46,35 @@ class Router:
             self.handlers[key] = handler
             if inline:
                 self.inline.add(handler)
+            if own:
+                self.takes_own.add(handler)
             return handler
 
         return register
 
     def needs_worker(self, delivery: Delivery) -> bool:
         """Whether dispatching ``delivery`` may block: only a registered, non-inline handler for it may."""
-        handler = None if self.is_own(delivery) else self.handler_for(delivery)
+        handler = self._handler_taking(delivery)
         return handler is not None and handler not in self.inline
 
     def handler_for(self, delivery: Delivery) -> Handler | None:
         return self.handlers.get((delivery.event, delivery.action)) or self.handlers.get((delivery.event, None))
 
     def dispatch(self, delivery: Delivery) -> Outcome:
-        if self.is_own(delivery):
-            return Outcome.OWN
-        handler = self.handler_for(delivery)
+        handler = self._handler_taking(delivery)
         if handler is None:
-            return Outcome.IGNORED
+            return Outcome.OWN if self.is_own(delivery) else Outcome.IGNORED
         return handler(delivery)
+
+    def _handler_taking(self, delivery: Delivery) -> Handler | None:
+        """The handler for ``delivery``; none for an event the App caused, unless its handler takes those."""
+        handler = self.handler_for(delivery)
+        return None if self.is_own(delivery) and handler not in self.takes_own else handler
 
     def is_own(self, delivery: Delivery) -> bool:
         """Events the app caused itself (its bot user is the sender) never drive a run — except the end of a
-        job: the app dispatched it, so GitHub names the app as the sender of its ``workflow_run``."""
+        job: the app dispatched it, so GitHub names the app as the sender of its ``workflow_run``; and those a
+        handler registered with ``own`` takes (the App's close of an upstream request it filed)."""
         if delivery.event == "workflow_run" or not self.app_slug:
             return False
         return delivery.sender_is_bot and delivery.sender == f"{self.app_slug}[bot]"

@@ -30,7 +30,7 @@ from app.engine.effects import (
     PostMessage,
     ReadyPullRequest,
 )
-from app.engine.errors import InterlockError, RunNotFound, VersionConflict
+from app.engine.errors import InterlockError, VersionConflict
 from app.engine.events import Event, Linked, Start
 from app.engine.graph import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
@@ -45,6 +45,7 @@ from app.graphset import find_graph
 from app.runner.orders import mission_order
 from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json, graph_path, order_path
+from app.webhooks.issue_runs import run_id_for
 
 MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -56,8 +57,9 @@ GRAPH_CACHE: dict[str, Graph] = {}
 log = logging.getLogger("interlock.github")
 
 
-def run_id_for(issue: int) -> str:
-    return f"issue-{issue}"
+class BaseBranchMissing(InterlockError):
+    """The configured base branch does not exist: bad configuration, not a failure to reach GitHub. Raised
+    before anything is made, so the start is refused whole and the issue told how to fix it (issue 11, 6)."""
 
 
 class GitHubRuns:
@@ -97,10 +99,12 @@ class GitHubRuns:
         except InterlockError as exc:
             return None, [str(exc)]
 
-    def start(self, issue: int, title: str, body: str, graph: Graph, key: str, at: datetime, by: str) -> Run:
+    def start(
+        self, issue: int, title: str, body: str, graph: Graph, key: str, at: datetime, by: str, run_id: str = ""
+    ) -> Run:
         """A new run for an issue (SPEC GH1, GH2): run branch with an empty start commit, then the entry."""
         config = self.config()
-        run_id = run_id_for(issue)
+        run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
         resumed = not self._create_run_branch(branch, config.base, title)
         comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
@@ -131,7 +135,7 @@ class GitHubRuns:
         it, before the run was saved (the caller found no run), made it, and the redelivery goes on there."""
         head = self.api.ref(self.repo, base)
         if head is None:
-            raise InterlockError(
+            raise BaseBranchMissing(
                 f"the base branch `{base}` does not exist in {self.repo}: create it, or set `base:` in {CONFIG_PATH}"
             )
         tree = self.api.commit_tree(self.repo, head)
@@ -153,13 +157,6 @@ class GitHubRuns:
             if found:
                 return int(found[-1])
         return self.api.comment(self.repo, issue, f"{text} on `{graph}`…")
-
-    def live_run(self, issue: int) -> Run | None:
-        try:
-            run = self.store.load(run_id_for(issue))
-        except RunNotFound:
-            return None
-        return run
 
     def graph_of(self, run: Run) -> Graph:
         """The run's graph, stored beside it at start; cached by content hash, since it never changes."""

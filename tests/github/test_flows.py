@@ -690,20 +690,6 @@ def test_a_start_that_failed_after_its_branch_was_made_starts_on_redelivery(
     assert writes(world, before) == []
 
 
-def test_labelling_an_issue_whose_run_ended_says_so_and_starts_nothing(world: World) -> None:
-    # SPEC GH1, GH8: a run id belongs to its issue; once its run ended, a new label cannot start a second one:
-    # the person is told why (never a delivery that fails for ever)
-    _, issue = world.label()
-    world.comment(issue, "/interlock abandon")
-    version = world.run(issue).version
-    assert world.label()[0] is Outcome.HANDLED
-    assert world.run(issue).version == version and len(world.fake.dispatches) == 1
-    bodies = [c["body"] for c in world.fake.comments.values()]
-    assert any("already ended" in body and "open a new issue" in body for body in bodies)
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "an issue whose run already ended gets a reply saying so" in readme
-
-
 def test_a_redelivery_keeps_the_job_link_of_the_status_comment(world: World) -> None:
     # SPEC GH4, GH8: the job was dispatched by the first delivery; the redelivery finds it and writes nothing,
     # rather than editing the status comment into one without the link to the job's log

@@ -229,3 +229,18 @@ def test_unsigned_requests_with_made_up_events_do_not_grow_metrics(settings: Ser
     assert len(series) == 2 and len(text) < 2000 and "evil" not in text and "made-up" not in text
     assert 'interlock_deliveries_total{event="unverified",outcome="missing or invalid X-Hub-Signature-256",' in text
     assert 'interlock_deliveries_total{event="other",outcome="ignored",status="202"} 20' in text
+
+
+def test_only_a_handler_that_takes_the_apps_own_events_receives_them(settings: ServiceSettings) -> None:
+    # SPEC GH8, GH9: bot loop protection holds for every handler but one registered with `own=True` (the close of
+    # an upstream request the App filed, which the App itself may close)
+    router = default_router("interlock-app")
+    router.on("issues", "closed", own=True)(lambda d: Outcome.HANDLED)
+    router.on("issues", "labeled")(lambda d: Outcome.HANDLED)
+    own = {"sender": {"login": "interlock-app[bot]", "type": "Bot"}}
+    body, headers = signed("issues", {**own, "action": "closed"})
+    assert client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers).json()["outcome"] == "handled"
+    body, headers = signed("issues", {**own, "action": "labeled"}, delivery="d-2")
+    assert client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers).json()["outcome"] == "own"
+    body, headers = signed("issues", {**own, "action": "opened"}, delivery="d-3")
+    assert client(settings, router).post(WEBHOOK_PATH, content=body, headers=headers).json()["outcome"] == "own"
