@@ -33,6 +33,7 @@ from app.local.launch import (
     read_config_file,
 )
 from app.local.missions import now
+from app.local.progress import Progress
 from app.local.reports import (
     board_rows,
     gate_answer,
@@ -43,7 +44,7 @@ from app.local.reports import (
     render_status,
     table,
 )
-from app.local.shell import LocalShell, Progress, stop_event
+from app.local.shell import LocalShell, stop_event
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run record's field names.")]

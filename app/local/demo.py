@@ -17,8 +17,9 @@ from app.engine.mermaid import draw_mermaid
 from app.graphset import find_graph
 from app.local.config import GateMode, LocalConfig
 from app.local.gitops import IDENTITY
+from app.local.progress import Progress
 from app.local.reports import journey_rows, money_rows, render_journey, render_money, render_status
-from app.local.shell import LocalShell, Progress
+from app.local.shell import LocalShell
 
 REQUEST_TITLE = "Add a greeting function"
 REQUEST_BODY = "We need greet(name) that says hello, with unit tests."

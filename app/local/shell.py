@@ -189,7 +189,8 @@ class LocalShell:
             done = self.execute(run, graph, effect)
             if done is None:
                 continue
-            run, more = self.apply(run.id, graph, lambda _r, e=done.event: e, done.files)
+            event = done.event  # read by ``apply`` before the loop moves on
+            run, more = self.apply(run.id, graph, lambda _run: event, done.files)  # noqa: B023
             self._report(run, getattr(done.event, "seq", 0))
             queue.extend(more)
         run = self.store.load(run.id)

@@ -213,7 +213,11 @@ class GitStore:
                 sub[rest] = content
             else:
                 nested[head.encode()] = content
-        entries = {entry.raw_name: (entry.filemode, entry.id) for entry in base} if base is not None else {}
+        entries: dict[bytes, tuple[int, pygit2.Oid]] = (  # a tree entry always has a name (typed optional)
+            {entry.raw_name: (entry.filemode, entry.id) for entry in base if entry.raw_name is not None}
+            if base is not None
+            else {}
+        )
         for name, value in nested.items():
             if isinstance(value, bytes):
                 entries[name] = (pygit2.enums.FileMode.BLOB, objects.blob(value))
@@ -273,5 +277,5 @@ class GitStore:
             return []
         runs_tree = self.repo[head.tree["runs"].id]
         assert isinstance(runs_tree, pygit2.Tree)
-        names = [entry.name[:-5] for entry in runs_tree if entry.name.endswith(".json")]
+        names = [name[:-5] for name in (entry.name or "" for entry in runs_tree) if name.endswith(".json")]
         return [self._record(head, name) for name in sorted(names)]
