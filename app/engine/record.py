@@ -1,6 +1,6 @@
 """The run record: everything the journal stores about one run (SPEC J1, S, P3).
 
-Statuses, reason codes, mission kinds and ledger categories are ``StrEnum``s whose values are exactly
+Statuses, reason codes, mission kinds, advice and ledger categories are ``StrEnum``s whose values are exactly
 the strings written to the journal, so a record read back with ``git show`` means what it says.
 """
 
@@ -64,6 +64,23 @@ class MissionKind(StrEnum):
     CHECK = "check"
     DECIDE = "decide"
     ADVISOR = "advisor"
+
+
+class Advice(StrEnum):
+    """The advisor's answer to a mission that ended badly (SPEC E4); the advisor call's summary keeps it as its
+    verdict. Anything else the advisor says is no advice, and the default (escalation) stands."""
+
+    RETRY = "retry"
+    REVISE = "revise"  # with an instruction for the retry
+    ESCALATE = "escalate"
+
+    @classmethod
+    def named(cls, word: str) -> Advice | None:
+        """The advice ``word`` names, in any case; ``None`` for any other word."""
+        try:
+            return cls(word.lower())
+        except ValueError:
+            return None
 
 
 class Category(StrEnum):

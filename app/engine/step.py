@@ -8,7 +8,7 @@ nothing. An event whose idempotency key was already applied is a no-op (SPEC J2)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from app.engine.context import Context, Result, add_note
 from app.engine.effects import Effect
@@ -64,6 +64,7 @@ from app.engine.record import (
     FINAL,
     KEY_WINDOW,
     RELAUNCH_WINDOW,
+    Advice,
     Launch,
     MissionKind,
     MissionStatus,
@@ -267,16 +268,20 @@ def on_advice(t: Transition, event: AdviceReturned) -> None:
     waiting = t.run.waiting
     if waiting is None or waiting.kind is not MissionKind.ADVISOR or waiting.seq != event.seq:
         raise StaleEvent(t.run.id, t.run.status.value, "AdviceReturned", f"no advice #{event.seq} is awaited")
-    advice = (event.advice or "").strip().lower()
-    settle(t, event.seq, status=event.status, usage=event.usage, verdict=advice or None)
-    spend(t, MissionKind.ADVISOR, event.usage, accepted=advice in ("retry", "revise", "escalate"))
+    said = (event.advice or "").strip().lower()  # a word a shell passed unparsed is kept, and is no advice
+    advice = Advice.named(said)
+    settle(t, event.seq, status=event.status, usage=event.usage, verdict=said or None)
+    spend(t, MissionKind.ADVISOR, event.usage, accepted=advice is not None)
     t.run.waiting = None
-    if advice == "retry":
-        enter(t, waiting.stage, MissionKind.RETRY)
-    elif advice == "revise" and event.instruction.strip():
-        enter(t, waiting.stage, MissionKind.RETRY, note=f"Advisor's instruction: {event.instruction.strip()}")
-    else:
-        escalate(t, ReasonCode.MISSION_FAILED, waiting.extra or f"mission at {waiting.stage!r} failed")
+    match advice:
+        case Advice.RETRY:
+            enter(t, waiting.stage, MissionKind.RETRY)
+        case Advice.REVISE if event.instruction.strip():
+            enter(t, waiting.stage, MissionKind.RETRY, note=f"Advisor's instruction: {event.instruction.strip()}")
+        case Advice.REVISE | Advice.ESCALATE | None:  # a revise without an instruction is no way forward
+            escalate(t, ReasonCode.MISSION_FAILED, waiting.extra or f"mission at {waiting.stage!r} failed")
+        case _:
+            assert_never(advice)
 
 
 HANDLERS: dict[type[Event], Handler] = {
