@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +39,14 @@ class Note(Record):
     data: bool = False  # text from outside (the request): shown fenced, as data, never as instructions
 
 
+class ResultTier(StrEnum):
+    """How much of a result the context still holds, as the journal stores it (past ``cut``: only a line in
+    ``history``)."""
+
+    INTACT = "intact"  # the whole answer
+    CUT = "cut"  # at most ``Tiers.cut_bytes`` of it, with a marker naming the mission record
+
+
 class Result(Record):
     """One mission's result as the context holds it; the full text stays in the mission record (C5)."""
 
@@ -47,7 +56,7 @@ class Result(Record):
     kind: str
     body: str
     routing: list[str] = field(default_factory=list)
-    tier: str = "intact"  # intact | cut
+    tier: ResultTier = ResultTier.INTACT
 
     @property
     def header(self) -> str:
@@ -107,7 +116,7 @@ def compact_into(context: Context) -> bool:
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):
-        if results[index].tier == "intact":
+        if results[index].tier is ResultTier.INTACT:
             results[index] = _cut(results[index], tiers.cut_bytes)
             changed = True
     return changed
@@ -125,18 +134,18 @@ def _history_line(result: Result) -> str:
 
 
 def _cut(result: Result, budget: int) -> Result:
-    if result.tier != "intact":
+    if result.tier is not ResultTier.INTACT:
         return result
     raw = result.body.encode("utf-8")
     if len(raw) <= budget:
-        return result.but(tier="cut")
+        return result.but(tier=ResultTier.CUT)
     template = CUT_MARKER  # the short one when the long one alone would not fit a small budget
     if len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8")) > budget:
         template = SHORT_CUT_MARKER
     marker_room = budget - len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
     kept = cut_utf8(raw, max(marker_room, 0))
     marker = template.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
-    return result.but(body=kept + marker, tier="cut")
+    return result.but(body=kept + marker, tier=ResultTier.CUT)
 
 
 def cut_utf8(raw: bytes, limit: int) -> str:
