@@ -222,6 +222,15 @@ class Waiting(Record):
     extra: str = ""
 
 
+class GateMode(StrEnum):
+    """What a local run does at a human gate (``--gates``), as its launch records it. ``approve`` passes every
+    gate on autopilot: the one part of a launch the engine reads."""
+
+    ASK = "ask"  # ask the person at the terminal
+    APPROVE = "approve"
+    STOP = "stop"  # stop there, for ``interlock approve`` or ``amend`` later
+
+
 class Launch(Record):
     """How a run goes on: the agents, the configuration and the gates a shell drives it with (SPEC J1).
 
@@ -237,13 +246,12 @@ class Launch(Record):
     by: str = ""
     changed: list[str] = field(default_factory=list)  # the parts that command line overrode: agent, config, gates
     agents: dict[str, str] = field(default_factory=dict)  # the agent spec of "default", "decide", "advisor", "role:X"
-    gates: str | None = None  # ask | approve | stop; None: ask on a terminal, else stop
+    gates: GateMode | None = None  # None: ask on a terminal, else stop
     config_file: str | None = None
     config_sha256: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # the resolved configuration the shell rebuilds
 
 
-AUTOPILOT_GATES = "approve"
 MISSION_WINDOW = 16
 HOP_WINDOW = 24
 KEY_WINDOW = 64

@@ -60,11 +60,11 @@ from app.engine.people import (
     on_upstream,
 )
 from app.engine.record import (
-    AUTOPILOT_GATES,
     FINAL,
     KEY_WINDOW,
     RELAUNCH_WINDOW,
     Advice,
+    GateMode,
     Launch,
     MissionKind,
     MissionStatus,
@@ -158,7 +158,7 @@ def _relaunch(t: Transition, launch: Launch) -> None:
     """A person's command changed how the run goes on (agents, configuration, gates): kept in the record,
     in the same transition as the command's own event; the oldest overrides leave the window (SPEC J5)."""
     t.run.relaunches = [*t.run.relaunches, launch][-RELAUNCH_WINDOW:]
-    t.run.autopilot = launch.gates == AUTOPILOT_GATES
+    t.run.autopilot = launch.gates == GateMode.APPROVE
 
 
 def on_mission_finished(t: Transition, event: MissionFinished) -> None:
