@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.engine.base import Record
+from app.engine.kinds import MissionKind
 
 HISTORY_CHUNK = 64  # the oldest history lines are joined into one entry: the same text, a shorter list to copy
 CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
@@ -53,7 +54,7 @@ class Result(Record):
     seq: int
     stage: str
     visit: int
-    kind: str
+    kind: MissionKind
     body: str
     routing: list[str] = field(default_factory=list)
     tier: ResultTier = ResultTier.INTACT

@@ -14,6 +14,7 @@ from typing import Any
 from app.engine.base import Record, journal_adapter
 from app.engine.context import Context
 from app.engine.graph import Policy
+from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
 
 
 class Status(StrEnum):
@@ -53,17 +54,6 @@ class ReasonCode(StrEnum):
     UPSTREAM_REJECTED = "upstream_rejected"
     UPSTREAM_NOT_ALLOWED = "upstream_not_allowed"
     STOPPED = "stopped"
-
-
-class MissionKind(StrEnum):
-    DELIVER = "deliver"
-    REASK = "reask"
-    AMEND = "amend"
-    RESUME = "resume"
-    RETRY = "retry"
-    CHECK = "check"
-    DECIDE = "decide"
-    ADVISOR = "advisor"
 
 
 class Advice(StrEnum):

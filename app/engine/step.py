@@ -214,7 +214,7 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
             seq=event.seq,
             stage=waiting.stage,
             visit=t.run.visits.get(waiting.stage, 0),
-            kind=waiting.kind.value,
+            kind=waiting.kind,
             body=event.answer,
         )
         t.add_result(result)
