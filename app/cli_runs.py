@@ -35,6 +35,7 @@ from app.local.launch import (
     read_config_file,
 )
 from app.local.missions import now
+from app.local.progress import Progress
 from app.local.reports import (
     board_rows,
     gate_answer,
@@ -45,7 +46,7 @@ from app.local.reports import (
     render_status,
     table,
 )
-from app.local.shell import LocalShell, Progress, stop_event
+from app.local.shell import LocalShell, stop_event
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run record's field names.")]
@@ -95,7 +96,12 @@ def check_run_id(run_id: str) -> None:
         refuse(f"--run-id {run_id!r} cannot name the run's git branch: see `git help check-ref-format`")
 
 
-def read_request(path: Path) -> str:
+def read_request(request: str | None, path: Path | None) -> str:
+    """The request: the text of ``--request``, else the file of ``--request-file`` (one of them is given)."""
+    if request is not None:
+        return request
+    if path is None:
+        raise typer.BadParameter("give exactly one of --request and --request-file")
     try:
         return read_input_text(path)
     except InputUnreadable as exc:
@@ -267,7 +273,7 @@ def register(cli: typer.Typer) -> None:
             raise typer.BadParameter("give exactly one of --request and --request-file")
         if run_id is not None:
             check_run_id(run_id)
-        text = request if request is not None else read_request(request_file)  # type: ignore[arg-type]
+        text = read_request(request, request_file)
         title, _, body = text.strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
         limits = parse_policy(policy) if policy else None

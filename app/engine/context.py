@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.engine.base import Record
+from app.engine.kinds import MissionKind
 
 HISTORY_CHUNK = 64  # the oldest history lines are joined into one entry: the same text, a shorter list to copy
 CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
@@ -38,16 +40,24 @@ class Note(Record):
     data: bool = False  # text from outside (the request): shown fenced, as data, never as instructions
 
 
+class ResultTier(StrEnum):
+    """How much of a result the context still holds, as the journal stores it (past ``cut``: only a line in
+    ``history``)."""
+
+    INTACT = "intact"  # the whole answer
+    CUT = "cut"  # at most ``Tiers.cut_bytes`` of it, with a marker naming the mission record
+
+
 class Result(Record):
     """One mission's result as the context holds it; the full text stays in the mission record (C5)."""
 
     seq: int
     stage: str
     visit: int
-    kind: str
+    kind: MissionKind
     body: str
     routing: list[str] = field(default_factory=list)
-    tier: str = "intact"  # intact | cut
+    tier: ResultTier = ResultTier.INTACT
 
     @property
     def header(self) -> str:
@@ -107,7 +117,7 @@ def compact_into(context: Context) -> bool:
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):
-        if results[index].tier == "intact":
+        if results[index].tier is ResultTier.INTACT:
             results[index] = _cut(results[index], tiers.cut_bytes)
             changed = True
     return changed
@@ -125,18 +135,18 @@ def _history_line(result: Result) -> str:
 
 
 def _cut(result: Result, budget: int) -> Result:
-    if result.tier != "intact":
+    if result.tier is not ResultTier.INTACT:
         return result
     raw = result.body.encode("utf-8")
     if len(raw) <= budget:
-        return result.but(tier="cut")
+        return result.but(tier=ResultTier.CUT)
     template = CUT_MARKER  # the short one when the long one alone would not fit a small budget
     if len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8")) > budget:
         template = SHORT_CUT_MARKER
     marker_room = budget - len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
     kept = cut_utf8(raw, max(marker_room, 0))
     marker = template.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
-    return result.but(body=kept + marker, tier="cut")
+    return result.but(body=kept + marker, tier=ResultTier.CUT)
 
 
 def cut_utf8(raw: bytes, limit: int) -> str:

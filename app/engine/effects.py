@@ -8,6 +8,7 @@ changes an effect once it is emitted; shells only read them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 
 from app.engine.context import Context, render_context
@@ -80,9 +81,23 @@ class OpenGate(Effect):
     mission: int
 
 
+class MessageKind(StrEnum):
+    """What a message tells people. The value names the message in the hidden mark of the comment that posts
+    it on GitHub (``app/github/seen.py``), which a redelivery looks for: the values never change."""
+
+    AUTOPILOT = "autopilot"  # a gate passed on autopilot
+    GATE = "gate"  # a gate opened: a person approves or amends
+    QUESTION = "question"  # the run awaits a person's answer (NEEDS_INPUT)
+    UPSTREAM = "upstream"  # a request was filed upstream (NEEDS_UPSTREAM)
+    END = "end"  # the delivery is ready
+    STOPPED = "stopped"  # a requested stop took effect
+    CANCELLED = "cancelled"  # the run was abandoned, or its pull request closed
+    DONE = "done"  # its pull request was merged
+
+
 @dataclass
 class PostMessage(Effect):
-    kind: str
+    kind: MessageKind
     text: str
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from app.engine.context import Tiers
 from app.engine.graph import Policy
-from app.engine.record import Launch, MissionStatus, Usage
+from app.engine.record import Advice, Launch, MissionStatus, Usage
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class AdviceReturned(Event):
     the advisor's call ended, for the record."""
 
     seq: int
-    advice: str | None
+    advice: Advice | None
     instruction: str = ""
     usage: Usage = field(default_factory=Usage)
     status: MissionStatus = MissionStatus.DONE

@@ -17,6 +17,7 @@ from app.engine.effects import (
     EmitEvent,
     Escalate,
     FileRequest,
+    MessageKind,
     OpenGate,
     OpenPullRequest,
     PostMessage,
@@ -185,7 +186,8 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         t.run.status = Status.AWAITING_INPUT
         t.run.waiting = None
         t.run.questions = questions_of(answer, waiting.seq)
-        t.emit(PostMessage("question", question_text(waiting.stage, t.run.questions)))  # as the record keeps it
+        # the questions as the record keeps them
+        t.emit(PostMessage(MessageKind.QUESTION, question_text(waiting.stage, t.run.questions)))
         return
     if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
         accept(t, waiting, NEEDS_UPSTREAM)
@@ -200,7 +202,7 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         open_gate(t, routing, waiting.seq)
         return
     if node.human_gate:
-        t.emit(PostMessage("autopilot", autopilot_text(node.stage, routing.verdict or PASS)))
+        t.emit(PostMessage(MessageKind.AUTOPILOT, autopilot_text(node.stage, routing.verdict or PASS)))
         t.add_line(f"gate of {node.stage} passed by autopilot")
     follow(t, routing.edge)
 
@@ -273,7 +275,7 @@ def open_gate(t: Transition, routing: Routing, seq: int) -> None:
     t.emit(
         OpenPullRequest(draft=True),
         OpenGate(t.run.stage, verdict, seq),
-        PostMessage("gate", gate_text(t.run.stage, verdict)),
+        PostMessage(MessageKind.GATE, gate_text(t.run.stage, verdict)),
     )
 
 
@@ -295,7 +297,7 @@ def file_upstream(t: Transition, answer: str) -> None:
     t.run.upstream = Upstream(target=target, title=title, body=body)
     t.emit(
         FileRequest(target, title, body, key),
-        PostMessage("upstream", upstream_text(t.run.stage, target, title)),
+        PostMessage(MessageKind.UPSTREAM, upstream_text(t.run.stage, target, title)),
     )
 
 
@@ -331,7 +333,7 @@ def reach_end(t: Transition) -> None:
     t.run.waiting = None
     t.emit(
         ReadyPullRequest(),
-        PostMessage("end", END_TEXT),
+        PostMessage(MessageKind.END, END_TEXT),
     )
 
 
@@ -350,7 +352,7 @@ def interrupt(t: Transition) -> None:
     t.run.status = Status.INTERRUPTED
     t.run.reason = reason
     t.run.stop_requested = False
-    t.emit(PostMessage("stopped", stopped_text(t.run.stage)))
+    t.emit(PostMessage(MessageKind.STOPPED, stopped_text(t.run.stage)))
 
 
 def note_person(t: Transition, label: str, text: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -101,6 +101,9 @@ class Graph(StrictModel):
     _outgoing: dict[str, tuple[Edge, ...]] = PrivateAttr(default_factory=dict)
     _labels: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
     _memo: dict[Any, Any] = PrivateAttr(default_factory=dict)
+    if TYPE_CHECKING:
+        # pydantic declares it optional, for models without private attributes; a graph always has them
+        __pydantic_private__: dict[str, Any]
 
     def model_post_init(self, context: Any, /) -> None:
         self._by_stage = {node.stage: node for node in self.nodes}
@@ -117,25 +120,28 @@ class Graph(StrictModel):
         The lookups read the private dict directly: pydantic's attribute hook for private fields would
         cost more than the rest of a transition's routing.
         """
-        return self.__pydantic_private__["_by_stage"][stage]  # type: ignore[index, no-any-return]
+        nodes: dict[str, Node] = self.__pydantic_private__["_by_stage"]
+        return nodes[stage]
 
     def has_stage(self, stage: str) -> bool:
-        return stage in self.__pydantic_private__["_by_stage"]  # type: ignore[index]
+        return stage in self.__pydantic_private__["_by_stage"]
 
     def outgoing(self, stage: str) -> tuple[Edge, ...]:
         """The edges leaving ``stage``, in the order the graph lists them."""
-        return self.__pydantic_private__["_outgoing"].get(stage, ())  # type: ignore[index, no-any-return]
+        outgoing: dict[str, tuple[Edge, ...]] = self.__pydantic_private__["_outgoing"]
+        return outgoing.get(stage, ())
 
     def labels(self, stage: str) -> tuple[str, ...]:
         """The verdicts a node can route (SPEC V1): distinct edge labels, in edge order, ``*`` excluded."""
-        return self.__pydantic_private__["_labels"].get(stage, ())  # type: ignore[index, no-any-return]
+        labels: dict[str, tuple[str, ...]] = self.__pydantic_private__["_labels"]
+        return labels.get(stage, ())
 
     def memo(self, key: Any, make: Callable[[], T]) -> T:
         """A value derived from this (immutable) graph, computed once: contracts, for instance."""
-        cache: dict[Any, Any] = self.__pydantic_private__["_memo"]  # type: ignore[index]
+        cache: dict[Any, Any] = self.__pydantic_private__["_memo"]
         if key not in cache:
             cache[key] = make()
-        return cache[key]  # type: ignore[no-any-return]
+        return cast(T, cache[key])  # the value ``make`` returned for this key
 
     def to_json(self) -> dict[str, Any]:
         """The graph as its file format, without defaults left implicit."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from app.engine.context import fence
 from app.engine.contract import selection_text
 from app.engine.graph import END
+from app.engine.record import Advice
 
 END_TEXT = "The run reached the end: the pull request is ready for review and waits for a person to merge it."
 
@@ -42,5 +43,6 @@ def decision_prompt(labels: tuple[str, ...], answer: str) -> str:
 def advisor_question(stage: str, failure: str) -> str:
     return (
         f"The mission at stage `{stage}` ended badly:\n{fence(failure)}\n"
-        "Answer with one word — retry, revise or escalate — and for revise, an instruction on the next lines."
+        f"Answer with one word — {Advice.RETRY}, {Advice.REVISE} or {Advice.ESCALATE} — and for {Advice.REVISE}, "
+        "an instruction on the next lines."
     )

@@ -29,6 +29,7 @@ from app.engine.effects import (
     Escalate,
     FileRequest,
     Finish,
+    MessageKind,
     OpenGate,
     OpenPullRequest,
     PostMessage,
@@ -74,7 +75,7 @@ def _hop_effects(run: Run, graph: Graph) -> list[Effect]:
     effects: list[Effect] = []
     if node.human_gate and hop.by == "engine":  # a person's approval names the person; autopilot does not
         said = next((m.verdict for m in reversed(run.missions) if m.stage == hop.stage and m.verdict), None)
-        effects.append(PostMessage("autopilot", autopilot_text(node.stage, said or hop.verdict)))
+        effects.append(PostMessage(MessageKind.AUTOPILOT, autopilot_text(node.stage, said or hop.verdict)))
     if node.event and hop.verdict.upper() == PASS and run.hop_count > events_sent(run):
         effects.append(EmitEvent(node.event, node.stage))
     return effects
@@ -90,20 +91,20 @@ def _state_effects(run: Run, graph: Graph) -> list[Effect]:
         return [
             OpenPullRequest(draft=True),
             OpenGate(gate.stage, gate.verdict, gate.mission),
-            PostMessage("gate", gate_text(gate.stage, gate.verdict)),
+            PostMessage(MessageKind.GATE, gate_text(gate.stage, gate.verdict)),
         ]
     if status is Status.AWAITING_INPUT:
-        return [PostMessage("question", question_text(run.stage, run.questions))]
+        return [PostMessage(MessageKind.QUESTION, question_text(run.stage, run.questions))]
     if status is Status.AWAITING_UPSTREAM and run.upstream is not None:
         up, key = run.upstream, f"{run.id}/request/{run.mission_count}"
         return [
             FileRequest(up.target, up.title, up.body, key),
-            PostMessage("upstream", upstream_text(run.stage, up.target, up.title)),
+            PostMessage(MessageKind.UPSTREAM, upstream_text(run.stage, up.target, up.title)),
         ]
     if status is Status.AWAITING_MERGE:
-        return [ReadyPullRequest(), PostMessage("end", END_TEXT)]
+        return [ReadyPullRequest(), PostMessage(MessageKind.END, END_TEXT)]
     if status is Status.INTERRUPTED:
-        return [PostMessage("stopped", stopped_text(run.stage))]
+        return [PostMessage(MessageKind.STOPPED, stopped_text(run.stage))]
     stopped_by_engine = run.reason is not None and run.reason.code is not ReasonCode.STOPPED
     if status in (Status.FAILED, Status.ESCALATED) and run.reason is not None and stopped_by_engine:
         return [Escalate(run.reason, status, render_decision(run, graph))]

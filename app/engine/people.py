@@ -9,7 +9,7 @@ Each handler changes the transition's own copy of the run or raises ``EventRejec
 from __future__ import annotations
 
 from app.engine.budget import arm
-from app.engine.effects import Finish, PostMessage
+from app.engine.effects import Finish, MessageKind, PostMessage
 from app.engine.errors import EventRejected
 from app.engine.events import (
     Abandon,
@@ -135,7 +135,8 @@ def on_abandon(t: Transition, event: Abandon) -> None:
     t.run.status = Status.CANCELLED
     t.run.waiting = None
     t.run.stop_requested = False
-    t.emit(PostMessage("cancelled", f"The run was abandoned by {event.by or 'a person'}."), Finish(Status.CANCELLED))
+    abandoned = f"The run was abandoned by {event.by or 'a person'}."
+    t.emit(PostMessage(MessageKind.CANCELLED, abandoned), Finish(Status.CANCELLED))
 
 
 def on_input(t: Transition, event: InputAnswered) -> None:
@@ -170,7 +171,7 @@ def on_merged(t: Transition, event: Merged) -> None:
     t.run.stage = END
     t.run.waiting = None
     t.emit(
-        PostMessage("done", f"The pull request was merged by {event.by or 'a person'}: the run is done."),
+        PostMessage(MessageKind.DONE, f"The pull request was merged by {event.by or 'a person'}: the run is done."),
         Finish(Status.DONE),
     )
 
@@ -180,6 +181,6 @@ def on_closed(t: Transition, event: Closed) -> None:
     t.run.status = Status.CANCELLED
     t.run.waiting = None
     t.emit(
-        PostMessage("cancelled", "The pull request was closed without merge: the run is cancelled."),
+        PostMessage(MessageKind.CANCELLED, "The pull request was closed without merge: the run is cancelled."),
         Finish(Status.CANCELLED),
     )

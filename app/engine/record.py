@@ -1,6 +1,6 @@
 """The run record: everything the journal stores about one run (SPEC J1, S, P3).
 
-Statuses, reason codes, mission kinds and ledger categories are ``StrEnum``s whose values are exactly
+Statuses, reason codes, mission kinds, advice and ledger categories are ``StrEnum``s whose values are exactly
 the strings written to the journal, so a record read back with ``git show`` means what it says.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 from app.engine.base import Record, journal_adapter
 from app.engine.context import Context
 from app.engine.graph import Policy
+from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
 
 
 class Status(StrEnum):
@@ -55,15 +56,21 @@ class ReasonCode(StrEnum):
     STOPPED = "stopped"
 
 
-class MissionKind(StrEnum):
-    DELIVER = "deliver"
-    REASK = "reask"
-    AMEND = "amend"
-    RESUME = "resume"
+class Advice(StrEnum):
+    """The advisor's answer to a mission that ended badly (SPEC E4); the advisor call's summary keeps it as its
+    verdict. Anything else the advisor says is no advice, and the default (escalation) stands."""
+
     RETRY = "retry"
-    CHECK = "check"
-    DECIDE = "decide"
-    ADVISOR = "advisor"
+    REVISE = "revise"  # with an instruction for the retry
+    ESCALATE = "escalate"
+
+    @classmethod
+    def named(cls, word: str) -> Advice | None:
+        """The advice ``word`` names, in any case; ``None`` for any other word."""
+        try:
+            return cls(word.lower())
+        except ValueError:
+            return None
 
 
 class Category(StrEnum):
@@ -205,6 +212,15 @@ class Waiting(Record):
     extra: str = ""
 
 
+class GateMode(StrEnum):
+    """What a local run does at a human gate (``--gates``), as its launch records it. ``approve`` passes every
+    gate on autopilot: the one part of a launch the engine reads."""
+
+    ASK = "ask"  # ask the person at the terminal
+    APPROVE = "approve"
+    STOP = "stop"  # stop there, for ``interlock approve`` or ``amend`` later
+
+
 class Launch(Record):
     """How a run goes on: the agents, the configuration and the gates a shell drives it with (SPEC J1).
 
@@ -220,13 +236,12 @@ class Launch(Record):
     by: str = ""
     changed: list[str] = field(default_factory=list)  # the parts that command line overrode: agent, config, gates
     agents: dict[str, str] = field(default_factory=dict)  # the agent spec of "default", "decide", "advisor", "role:X"
-    gates: str | None = None  # ask | approve | stop; None: ask on a terminal, else stop
+    gates: GateMode | None = None  # None: ask on a terminal, else stop
     config_file: str | None = None
     config_sha256: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # the resolved configuration the shell rebuilds
 
 
-AUTOPILOT_GATES = "approve"
 MISSION_WINDOW = 16
 HOP_WINDOW = 24
 KEY_WINDOW = 64

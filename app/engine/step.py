@@ -8,7 +8,7 @@ nothing. An event whose idempotency key was already applied is a no-op (SPEC J2)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from app.engine.context import Context, Result, add_note
 from app.engine.effects import Effect
@@ -60,10 +60,11 @@ from app.engine.people import (
     on_upstream,
 )
 from app.engine.record import (
-    AUTOPILOT_GATES,
     FINAL,
     KEY_WINDOW,
     RELAUNCH_WINDOW,
+    Advice,
+    GateMode,
     Launch,
     MissionKind,
     MissionStatus,
@@ -157,7 +158,7 @@ def _relaunch(t: Transition, launch: Launch) -> None:
     """A person's command changed how the run goes on (agents, configuration, gates): kept in the record,
     in the same transition as the command's own event; the oldest overrides leave the window (SPEC J5)."""
     t.run.relaunches = [*t.run.relaunches, launch][-RELAUNCH_WINDOW:]
-    t.run.autopilot = launch.gates == AUTOPILOT_GATES
+    t.run.autopilot = launch.gates == GateMode.APPROVE
 
 
 def on_mission_finished(t: Transition, event: MissionFinished) -> None:
@@ -213,7 +214,7 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
             seq=event.seq,
             stage=waiting.stage,
             visit=t.run.visits.get(waiting.stage, 0),
-            kind=waiting.kind.value,
+            kind=waiting.kind,
             body=event.answer,
         )
         t.add_result(result)
@@ -267,16 +268,20 @@ def on_advice(t: Transition, event: AdviceReturned) -> None:
     waiting = t.run.waiting
     if waiting is None or waiting.kind is not MissionKind.ADVISOR or waiting.seq != event.seq:
         raise StaleEvent(t.run.id, t.run.status.value, "AdviceReturned", f"no advice #{event.seq} is awaited")
-    advice = (event.advice or "").strip().lower()
-    settle(t, event.seq, status=event.status, usage=event.usage, verdict=advice or None)
-    spend(t, MissionKind.ADVISOR, event.usage, accepted=advice in ("retry", "revise", "escalate"))
+    said = (event.advice or "").strip().lower()  # a word a shell passed unparsed is kept, and is no advice
+    advice = Advice.named(said)
+    settle(t, event.seq, status=event.status, usage=event.usage, verdict=said or None)
+    spend(t, MissionKind.ADVISOR, event.usage, accepted=advice is not None)
     t.run.waiting = None
-    if advice == "retry":
-        enter(t, waiting.stage, MissionKind.RETRY)
-    elif advice == "revise" and event.instruction.strip():
-        enter(t, waiting.stage, MissionKind.RETRY, note=f"Advisor's instruction: {event.instruction.strip()}")
-    else:
-        escalate(t, ReasonCode.MISSION_FAILED, waiting.extra or f"mission at {waiting.stage!r} failed")
+    match advice:
+        case Advice.RETRY:
+            enter(t, waiting.stage, MissionKind.RETRY)
+        case Advice.REVISE if event.instruction.strip():
+            enter(t, waiting.stage, MissionKind.RETRY, note=f"Advisor's instruction: {event.instruction.strip()}")
+        case Advice.REVISE | Advice.ESCALATE | None:  # a revise without an instruction is no way forward
+            escalate(t, ReasonCode.MISSION_FAILED, waiting.extra or f"mission at {waiting.stage!r} failed")
+        case _:
+            assert_never(advice)
 
 
 HANDLERS: dict[type[Event], Handler] = {

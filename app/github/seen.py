@@ -11,22 +11,36 @@ leaves nothing to find: the shell records it in the run record instead (``EVENTS
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
-from app.engine.effects import Effect, Escalate, FileRequest, PostMessage
+from app.engine.effects import Effect, Escalate, FileRequest, MessageKind, PostMessage
 from app.engine.record import Run
 from app.github.client import Installation
 
-POSTED_KINDS = ("gate", "question", "upstream", "autopilot")  # messages that become comments; the rest: status
 MARK = "<!-- interlock:effect run={run_id} {mark} -->"
+
+
+def posted_as_comment(kind: MessageKind) -> bool:
+    """Whether a message of ``kind`` becomes a comment of its own (and so carries a mark); the others only
+    change the status comment. A new kind must be placed here: mypy fails at ``assert_never`` until it is."""
+    match kind:
+        case MessageKind.GATE | MessageKind.QUESTION | MessageKind.UPSTREAM | MessageKind.AUTOPILOT:
+            return True
+        case MessageKind.END | MessageKind.STOPPED | MessageKind.CANCELLED | MessageKind.DONE:
+            return False
+        case _:
+            assert_never(kind)
+
+
+POSTED_KINDS = tuple(kind for kind in MessageKind if posted_as_comment(kind))
 
 
 def effect_mark(run: Run, effect: Effect) -> str | None:
     """The hidden mark of the comment an effect posts; ``None`` for an effect that posts none."""
     counts = f"{run.mission_count}.{run.hop_count}"
-    if isinstance(effect, PostMessage) and effect.kind == "autopilot":
+    if isinstance(effect, PostMessage) and effect.kind is MessageKind.AUTOPILOT:
         mark = f"autopilot@{run.hop_count}"  # owed by its hop, whatever missions ran since
-    elif isinstance(effect, PostMessage) and effect.kind in POSTED_KINDS:
+    elif isinstance(effect, PostMessage) and posted_as_comment(effect.kind):
         mark = f"{effect.kind}@{counts}"
     elif isinstance(effect, Escalate):
         mark = f"escalate@{counts}"

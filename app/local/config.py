@@ -20,7 +20,6 @@ team:
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,15 +31,10 @@ from app.agents.spec import agent_from_spec
 from app.engine.context import Tiers
 from app.engine.errors import InterlockError
 from app.engine.graph import Graph, Policy
+from app.engine.record import GateMode as GateMode  # the shells name it with the rest of the configuration
 from app.engine.team import Role, Team, parse_team
 from app.engine.verdict import UPSTREAM_PATTERN
 from app.inputfile import InputUnreadable, decode_utf8, parse_yaml, read_input_bytes
-
-
-class GateMode(StrEnum):
-    ASK = "ask"
-    APPROVE = "approve"
-    STOP = "stop"
 
 
 class ConfigError(InterlockError):

@@ -16,8 +16,9 @@ from app.engine.mermaid import draw_mermaid
 from app.gitaccess import ON_MACHINE, git_output, on_machine_env
 from app.graphset import find_graph
 from app.local.config import GateMode, LocalConfig
+from app.local.progress import Progress
 from app.local.reports import journey_rows, money_rows, render_journey, render_money, render_status
-from app.local.shell import LocalShell, Progress
+from app.local.shell import LocalShell
 from app.store.journal import STATE_BRANCH, record_path
 
 REQUEST_TITLE = "Add a greeting function"

@@ -95,7 +95,7 @@ def make_launch(
         by=person(),
         changed=list(changed or []),
         agents=agents_of(config),
-        gates=gates.value if gates else None,
+        gates=gates,
         config_file=source[0],
         config_sha256=source[1],
         settings=settings,

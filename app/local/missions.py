@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.agents.base import AgentCall, AgentOutcome
+from app.agents.spec import agent_from_spec
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
 from app.engine.prompt import assemble_prompt
@@ -23,7 +24,6 @@ from app.local.config import (
     ConfigError,
     LocalConfig,
     agent_for,
-    agent_from_spec,
     agent_spec,
     decide_spec,
 )

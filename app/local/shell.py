@@ -28,6 +28,7 @@ from app.engine.effects import (
     Escalate,
     FileRequest,
     Finish,
+    MessageKind,
     OpenGate,
     PostMessage,
     ReadyPullRequest,
@@ -71,7 +72,7 @@ Ask = Callable[[str], str]
 GATE_ANSWERS = ("a", "approve", "y", "yes", "m", "amend", "s", "stop", "")  # empty: stop here, as for questions
 # Messages written for the issue on GitHub (a pull request to approve, to merge) that the local shell says in
 # its own terms, from the gate and the ready delivery: printed, they would name a pull request there is not.
-SAID_LOCALLY = ("gate", "end")
+SAID_LOCALLY = (MessageKind.GATE, MessageKind.END)
 
 
 class RunBusy(InterlockError):
@@ -185,7 +186,8 @@ class LocalShell:
             done = self.execute(run, graph, effect)
             if done is None:
                 continue
-            run, more = self.apply(run.id, graph, lambda _r, e=done.event: e, done.files)
+            event = done.event  # read by ``apply`` before the loop moves on
+            run, more = self.apply(run.id, graph, lambda _run: event, done.files)  # noqa: B023
             self._report(run, getattr(done.event, "seq", 0))
             queue.extend(more)
         run = self.store.load(run.id)
@@ -203,7 +205,7 @@ class LocalShell:
             return missions.advise(run, effect, self.config, worktree(self.repo, run.branch, run.id))
         if isinstance(effect, OpenGate):
             return self._gate(run, effect)
-        if isinstance(effect, PostMessage) and effect.kind == "question":
+        if isinstance(effect, PostMessage) and effect.kind is MessageKind.QUESTION:
             return self._question(run, effect)
         self._show(effect)
         return None

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from app.agents.prices import ModelPrice
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.prompt import assemble_prompt
-from app.engine.record import MissionKind
+from app.engine.record import Advice, MissionKind
 
 
 @dataclass(frozen=True)
@@ -100,10 +100,11 @@ def _read_prices(data: Any) -> dict[str, ModelPrice]:
         raise ValueError("the mission order has no valid 'prices'") from None
 
 
-def parse_advice(answer: str) -> tuple[str | None, str]:
+def parse_advice(answer: str) -> tuple[Advice | None, str]:
     """An advisor's answer: ``retry``, ``revise`` (with its instruction) or ``escalate``; anything else is
     no advice, and the default (escalation) stands (SPEC E4)."""
     words = answer.strip().split(maxsplit=1)
-    if words and words[0].lower().strip(".:,") in ("retry", "revise", "escalate"):
-        return words[0].lower().strip(".:,"), (words[1].strip() if len(words) > 1 else "")
-    return None, ""
+    advice = Advice.named(words[0].strip(".:,")) if words else None
+    if advice is None:
+        return None, ""
+    return advice, (words[1].strip() if len(words) > 1 else "")

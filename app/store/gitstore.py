@@ -209,7 +209,11 @@ class GitStore:
                 sub[rest] = content
             else:
                 nested[head.encode()] = content
-        entries = {entry.raw_name: (entry.filemode, entry.id) for entry in base} if base is not None else {}
+        entries: dict[bytes, tuple[int, pygit2.Oid]] = (  # a tree entry always has a name (typed optional)
+            {entry.raw_name: (entry.filemode, entry.id) for entry in base if entry.raw_name is not None}
+            if base is not None
+            else {}
+        )
         for name, value in nested.items():
             if isinstance(value, bytes):
                 entries[name] = (pygit2.enums.FileMode.BLOB, objects.blob(value))

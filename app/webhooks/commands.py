@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TypedDict
 
 from app.engine import events as ev
 from app.engine.errors import InterlockError
@@ -24,12 +25,20 @@ class CommandError(InterlockError):
     pass
 
 
+class _Said(TypedDict):
+    """The fields every command's event shares: which delivery, when, and who wrote the comment."""
+
+    key: str
+    at: datetime
+    by: str
+
+
 def parse_command(body: str, key: str, moment: datetime, by: str) -> MakeEvent:
     line, _, rest = body.strip().partition("\n")
     words = line.split()
     verb = words[1].lower() if len(words) > 1 else ""
     args = words[2:]
-    common = {"key": key, "at": moment, "by": by}
+    common = _Said(key=key, at=moment, by=by)
     if verb == "stop" and not args:
         return lambda run: ev.StopRequested(**common)
     if verb in ("resume", "retry") and not args:

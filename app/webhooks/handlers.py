@@ -342,7 +342,8 @@ def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) 
         status = MissionStatus(record.get("status", "failed"))
     except ValueError:
         status = MissionStatus.FAILED
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    raw_usage = record.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     fields = {name: usage[name] for name in USAGE_FIELDS if isinstance(usage.get(name), int | float | bool)}
     return ev.MissionFinished(
         key=key,
