@@ -26,6 +26,7 @@ from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_
 from tests.github.fake_github import FakeGitHub
 from tests.github.test_doctor import REPO, good_files, in_process
 from tests.github.test_flows import World, world  # noqa: F401 - the fixture
+from tests.helpers import ROOT
 from tests.webhooks.conftest import pem_key
 
 DEEP_YAML = "a: " + "[" * 5000 + "]" * 5000 + "\n"
@@ -116,6 +117,30 @@ def test_a_service_delivery_on_a_too_deep_configuration_is_a_config_error_not_a_
         world.label()
 
 
+@pytest.mark.parametrize("config", [DEEP_YAML, DEEP_BLOCK_YAML, "base: main\n" + "# padding\n" * 120_000])
+def test_the_service_answers_a_configuration_too_deep_or_large_with_422_naming_it(
+    world: World,  # noqa: F811
+    settings: ServiceSettings,
+    config: str,
+) -> None:
+    # SPEC GH8: a 5xx asks GitHub to redeliver; the configuration must be fixed first, so the answer says so
+    from fastapi.testclient import TestClient
+
+    from app.webhooks.service import WEBHOOK_PATH, create_app
+    from tests.webhooks.conftest import signed
+    from tests.webhooks.test_malformed import labelled
+
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
+    body, headers = signed("issues", labelled())
+    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == "repository configuration invalid"
+    assert github_config.CONFIG_PATH in response.json()["detail"]
+    assert world.fake.dispatches == [] and world.fake.comments == {}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "422 when the repository's `.github/interlock.yml` is invalid (too large, nested too deeply" in readme
+
+
 def test_doctor_reports_deep_configuration_workflow_and_graph_as_findings(settings: ServiceSettings) -> None:
     fake = FakeGitHub()
     files = {
@@ -179,7 +204,6 @@ def test_the_readme_states_the_limits_the_readers_apply() -> None:
     from app.github.config import CONFIG_LIMIT
     from app.inputfile import MAX_INPUT_BYTES
     from app.webhooks.settings import KEY_LIMIT
-    from tests.helpers import ROOT
 
     text = " ".join((ROOT / "README.md").read_text().split())
     said = text[text.index("The files of `--team`") : text.index("never a crash.")]
