@@ -44,6 +44,7 @@ from app.local.reports import (
     table,
 )
 from app.local.shell import LocalShell, Progress, stop_event
+from app.redact import Redactor
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run record's field names.")]
@@ -212,7 +213,9 @@ def register(cli: typer.Typer) -> None:
         if run_id is not None:
             check_run_id(run_id)
         text = request if request is not None else read_request(request_file)  # type: ignore[arg-type]
-        title, _, body = text.strip().partition("\n")
+        # masked whole where it enters, before the split: a key block across the first line break would
+        # leave its body, in the request's body, without the BEGIN line that marks it
+        title, _, body = Redactor().text(text).strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
         limits = parse_policy(policy) if policy else None
         launched: list[Launch] = []

@@ -137,10 +137,11 @@ class Handlers:
             runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")
             return Outcome.HANDLED
         issue_data = at(delivery.payload, "issue") or {}
+        masked = runs.api.redactor.text  # the request is a person's text: masked where it enters (issue 11)
         runs.start(
             issue,
-            text_at(issue_data, "title") or f"Issue #{issue}",
-            text_at(issue_data, "body") or "",
+            masked(text_at(issue_data, "title") or f"Issue #{issue}"),
+            masked(text_at(issue_data, "body") or ""),
             graph,
             key=delivery.delivery_id,
             at=when(text_at(issue_data, "updated_at")),
@@ -197,6 +198,7 @@ class Handlers:
         if state == "changes_requested" and number is not None and review_id is not None:
             inline = runs.api.review_comments(runs.repo, number, review_id)
             note = "\n".join(filter(None, [note, *inline]))
+        note = runs.api.redactor.text(note)  # a person's text: masked where it enters (issue 11)
 
         def event(run: Run) -> ev.Event:
             if run.gate is not None and submitted < run.gate.opened_at:
@@ -237,7 +239,7 @@ class Handlers:
             return Outcome.HANDLED
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         try:
-            make = parse_command(body, delivery.delivery_id, moment, user)
+            make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
             runs.apply(run_id_for(issue), make)
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
