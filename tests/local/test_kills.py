@@ -75,7 +75,7 @@ def kill_moment(kills: int, runner: subprocess.Popen[str], log: Path, moments: r
     """Every other kill at a random moment (Python starting, a commit, a save), the others while an agent
     works: those leave an agent running, which resume must stop before it reuses the worktree."""
     if kills % 2:
-        return kill_in_agent(runner, log, moments.uniform(0.0, 0.2))
+        return kill_in_agent(runner, log, moments.uniform(0.0, 0.1))
     return kill_at(runner, moments.uniform(0.1, 2.0))
 
 
