@@ -1,9 +1,14 @@
 """kill -9 of the runner's whole process group at seeded random moments, then resume (issue 11).
 
 The moments fall anywhere: while Python starts, while the agent works, while its work is committed, while the
-record is saved. Whatever was hit, resuming ends the run as an unkilled run ends, with every mission's work
-kept, no agent from before still alive, and a repository ``git fsck`` finds clean.
-``INTERLOCK_KILLS`` and ``INTERLOCK_KILL_SEED`` choose how many kills and which moments.
+record is saved; and some are aimed, so that every run of the test hits the two moments that went wrong
+before (issue 11, items 7 and 8): while an agent works (it is left running, goes on rewriting the worktree,
+and must be stopped before the next agent starts there) and while git holds a lock of the run (the lock is
+left, and must be removed before the next commit). Whatever was hit, resuming ends the run as an unkilled run
+ends, with every mission's work kept, no agent ever started beside one from before, none alive at the end,
+and a repository ``git fsck`` finds clean. Seen failing with either fix reverted (app/local/shell.py: the
+leftover agent's stop, ``_clear_git_locks``). ``INTERLOCK_KILLS`` and ``INTERLOCK_KILL_SEED`` choose how many
+kills and which moments.
 """
 
 from __future__ import annotations
@@ -71,11 +76,32 @@ def kill_in_agent(runner: subprocess.Popen[str], log: Path, delay: float) -> boo
     return kill_at(runner, delay)
 
 
-def kill_moment(kills: int, runner: subprocess.Popen[str], log: Path, moments: random.Random) -> bool:
-    """Every other kill at a random moment (Python starting, a commit, a save), the others while an agent
-    works: those leave an agent running, which resume must stop before it reuses the worktree."""
-    if kills % 2:
-        return kill_in_agent(runner, log, moments.uniform(0.0, 0.1))
+def kill_in_commit(runner: subprocess.Popen[str], repo: Path, run_id: str) -> bool:
+    """Kill the runner's process group the moment git holds a lock of the run (its worktree's index while the
+    agent's work is committed, its branch while it moves): the lock stays, and resume must clear it."""
+    locks = (
+        repo / ".git" / "worktrees" / run_id / "index.lock",
+        repo / ".git" / "refs" / "heads" / "interlock" / f"{run_id}.lock",
+    )
+    while not any(lock.exists() for lock in locks):
+        if runner.poll() is not None:
+            return False
+        time.sleep(0.001)
+    killed = kill_at(runner, 0.0)
+    left = [lock.name for lock in locks if lock.exists()]
+    if left:  # written down, so that the test knows it checked a lock left behind
+        (repo.parent / "locks-left.txt").open("a").write(f"{left}\n")
+    return killed
+
+
+def kill_moment(kills: int, runner: subprocess.Popen[str], repo: Path, moments: random.Random) -> bool:
+    """A third of the kills at a random moment (Python starting, a commit, a save), a third while an agent
+    works (those leave an agent running, which resume must stop before it reuses the worktree), a third
+    while git holds a lock of the run (which resume must remove before the agent's work can be committed)."""
+    if kills % 3 == 1:
+        return kill_in_agent(runner, repo.parent / "log", moments.uniform(0.0, 0.1))
+    if kills % 3 == 2:
+        return kill_in_commit(runner, repo, "killed")
     return kill_at(runner, moments.uniform(0.1, 2.0))
 
 
@@ -85,7 +111,7 @@ def test_kill_9_at_random_moments_then_resume_ends_the_run_and_loses_nothing(tmp
     moments = random.Random(SEED)
     run_id, kills = "killed", 0
     runner = start(tmp_path, repo, env, run_id)
-    while kills < KILLS and kill_moment(kills, runner, tmp_path / "log", moments):
+    while kills < KILLS and kill_moment(kills, runner, repo, moments):
         kills += 1
         status = record(repo, run_id)["status"] if has_record(repo, run_id) else None
         if status not in (None, "running", "interrupted", "failed"):
@@ -113,6 +139,7 @@ def test_kill_9_at_random_moments_then_resume_ends_the_run_and_loses_nothing(tmp
     overlaps = tmp_path / "log" / "overlaps.txt"
     assert not overlaps.exists(), overlaps.read_text()  # no agent ever started beside one from before
     assert list((tmp_path / "log").glob("*.runaway")), "no kill left an agent behind"
+    assert (tmp_path / "locks-left.txt").exists(), "no kill left a git lock behind"
     time.sleep(0.2)
     agents = [int(path.read_text()) for path in (tmp_path / "log").glob("*.started")]
     assert agents and not [pid for pid in agents if alive(pid)]  # no agent from before is still alive
