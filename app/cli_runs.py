@@ -47,6 +47,7 @@ from app.local.reports import (
     table,
 )
 from app.local.shell import LocalShell, stop_event
+from app.redact import Redactor
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run record's field names.")]
@@ -274,7 +275,9 @@ def register(cli: typer.Typer) -> None:
         if run_id is not None:
             check_run_id(run_id)
         text = read_request(request, request_file)
-        title, _, body = text.strip().partition("\n")
+        # masked whole where it enters, before the split: a key block across the first line break would
+        # leave its body, in the request's body, without the BEGIN line that marks it
+        title, _, body = Redactor().text(text).strip().partition("\n")
         graph: Graph = find_graph(graph_ref, library_dirs())
         limits = parse_policy(policy) if policy else None
         launched: list[Launch] = []

@@ -5,16 +5,19 @@ well-known credentials (GitHub tokens, API keys, private keys) wherever they cam
 print a key it found in a file.
 
 One redactor for every shell: an agent's text is masked where it enters Interlock (``masked_outcome`` in
-app/runner/records.py, used by the local shell and the Actions job), so the engine never holds a secret and
-nothing derived from its state — records, prompts, decision files, questions, progress lines — can carry one.
+app/runner/records.py, used by the local shell and the Actions job), and so is the text people type — the
+request, answers, notes, a chosen route (``Redactor.event`` where the local shell applies an event; the GitHub
+handlers where they read an issue, a comment or a review) — so the engine never holds a secret and nothing
+derived from its state — records, prompts, decision files, questions, comments, progress lines — can carry one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 MASK = "[redacted]"
 SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|API_KEY|ACCESS_KEY|CREDENTIALS?)$", re.I)
@@ -35,6 +38,10 @@ TOKENS = re.compile(
     r"|AKIA[0-9A-Z]{16}"
 )
 MIN_SECRET_LENGTH = 8  # shorter values ("true", "1") would mask ordinary words
+# the fields of the engine's events (app/engine/events.py) that hold what a person typed: a request's title and
+# body, a gate's note, an answer, a chosen route
+PERSON_TEXT = ("title", "body", "note", "text", "verdict")
+E = TypeVar("E")
 
 
 class Redactor:
@@ -49,6 +56,15 @@ class Redactor:
             if value in text:
                 text = text.replace(value, MASK)
         return TOKENS.sub(MASK, KEY_BLOCKS.sub(MASK, text))
+
+    def event(self, event: E) -> E:
+        """The event (a frozen dataclass) with every field a person typed masked; other events unchanged."""
+        typed = {
+            name: self.text(value)
+            for name in PERSON_TEXT
+            if isinstance(value := getattr(event, name, None), str) and self.text(value) != value
+        }
+        return dataclasses.replace(event, **typed) if typed else event  # type: ignore[type-var]
 
     def data(self, value: Any) -> Any:
         """Every string inside JSON-like data, redacted."""

@@ -23,15 +23,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
 from app.engine.verdict import UPSTREAM_PATTERN
+from app.inputfile import InputUnreadable, parse_yaml_text
 
 CONFIG_PATH = ".github/interlock.yml"
+CONFIG_LIMIT = 1024 * 1024  # the most GitHub's contents API returns inline; a configuration is a few lines
 PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
 
@@ -79,13 +80,14 @@ class RepoConfig(BaseModel):
 
 
 def parse_config(text: bytes | None) -> RepoConfig:
-    """Defaults when there is no file; a clear error naming every problem when the file is wrong."""
+    """Defaults when there is no file; a clear error naming every problem when the file is wrong, read with
+    app/inputfile.py's limits, since anyone who can push to the default branch writes it."""
     if text is None or not text.strip():
         return RepoConfig()
     try:
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigInvalid(f"{CONFIG_PATH} is not YAML: {exc}") from None
+        data: Any = parse_yaml_text(CONFIG_PATH, text, CONFIG_LIMIT)
+    except InputUnreadable as exc:  # not YAML, not UTF-8, too large, nested too deeply
+        raise ConfigInvalid(str(exc)) from None
     try:
         return RepoConfig.model_validate(data or {})
     except ValidationError as exc:

@@ -17,15 +17,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
 from githubkit.exception import GitHubException
 
 from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, error, ok, warning
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError, Installation
-from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, parse_config
+from app.github.config import CONFIG_LIMIT, CONFIG_PATH, ConfigInvalid, RepoConfig, parse_config
 from app.graphset import SCHEMA_SUFFIX, find_graph
+from app.inputfile import InputUnreadable, parse_json_text, parse_yaml_text
 
 # What the app manifest (.github/app-manifest.json) asks for; a test keeps the two equal.
 APP_PERMISSIONS = {
@@ -173,8 +173,8 @@ def _config_fix(raw: bytes | None, default: str) -> str:
     """How to correct the file: the key a misspelt one probably meant, and the keys there are."""
     known = list(RepoConfig.model_fields)
     try:
-        data = yaml.safe_load(raw or b"")
-    except yaml.YAMLError:
+        data = parse_yaml_text(CONFIG_PATH, raw or b"", CONFIG_LIMIT)
+    except InputUnreadable:
         data = None
     meant = [
         f"`{key}` to `{close[0]}`"
@@ -198,9 +198,9 @@ def workflow_findings(api: Installation, repo: str, branch: str, config: RepoCon
         fix = f"copy {WORKFLOW_EXAMPLE} to {path} on {branch}"
         return [error(FindingCode.WORKFLOW_FILE, subject, f"no workflow file: {why}", fix)]
     try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        return [error(FindingCode.WORKFLOW_FILE, subject, f"not YAML: {exc}".replace("\n", " "), "correct its syntax")]
+        data = parse_yaml_text(path, raw, CONFIG_LIMIT)
+    except InputUnreadable as exc:
+        return [error(FindingCode.WORKFLOW_FILE, subject, exc.reason, "correct its syntax")]
     found = dispatch_findings(data, subject)
     if config.runners and b"inputs.runner" not in raw:
         found.append(
@@ -300,9 +300,9 @@ def graph_findings(
 def graph_file_finding(path: str, raw: bytes | None) -> Finding:
     fix = f"run `interlock validate {path}` in a checkout and correct what it reports"
     try:
-        outcome = validate_graph(json.loads(raw or b""))
-    except ValueError as exc:
-        return error(FindingCode.GRAPH, path, f"not JSON: {exc}", fix)
+        outcome = validate_graph(parse_json_text(path, raw or b""))
+    except InputUnreadable as exc:
+        return error(FindingCode.GRAPH, path, exc.reason, fix)
     if outcome.errors:
         message = "; ".join(f"`{issue.code}`: {issue.message}" for issue in outcome.errors)
         return error(FindingCode.GRAPH, path, f"invalid graph: {message}", fix)

@@ -62,6 +62,7 @@ from app.local.gitops import (
 from app.local.launch import make_launch
 from app.local.progress import Progress
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
+from app.redact import Redactor
 from app.store.gitstore import GitStore
 from app.store.journal import decision_path, encode_json, graph_path, record_path
 
@@ -109,6 +110,7 @@ class LocalShell:
         if problem:
             raise ConfigError(f"the run was not started: {problem}")
         at = missions.now()
+        title, body = Redactor().text(title), Redactor().text(body)  # the request is a person's text: masked
         launch = launch or make_launch(self.config, self.gates, (None, None), "run", at)
         run_id = run_id or new_run_id()
         branch = f"interlock/{run_id}"
@@ -159,7 +161,7 @@ class LocalShell:
     ) -> tuple[Run, list[Effect]]:
         for _ in range(MAX_RETRIES):
             current = self.store.load(run_id)
-            event = make(current)
+            event = Redactor().event(make(current))  # what a person typed (a note, an answer) is masked
             run, effects = step(current, event, graph)
             if run is current:
                 return run, []

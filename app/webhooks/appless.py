@@ -9,7 +9,6 @@ https://docs.github.com/en/actions/writing-workflows/choosing-when-your-workflow
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from githubkit import TokenAuthStrategy
 
 from app.engine.errors import InterlockError
 from app.github.client import AppIdentity, GitHubApp, Installation
+from app.inputfile import InputUnreadable, parse_json, read_input_text
 from app.redact import Redactor
 from app.webhooks.delivery import Delivery, at, text_at
 from app.webhooks.handlers import service_router
@@ -28,6 +28,7 @@ from app.webhooks.settings import DEFAULT_API_URL
 
 ACTIONS_BOT = "github-actions"  # the sender of events a workflow's GITHUB_TOKEN caused
 APPLESS_INSTALLATION = 0
+PAYLOAD_LIMIT = 25 * 1024 * 1024  # GitHub caps a webhook payload at 25 MB
 
 
 class TokenApp(GitHubApp):
@@ -87,10 +88,12 @@ def actions_event(env: Mapping[str, str], finished: str | None) -> tuple[str, di
 
 
 def read_payload(path: Path) -> dict[str, Any]:
+    """The event payload file Actions wrote, read as any input file (app/inputfile.py): a regular file of at
+    most GitHub's largest payload, UTF-8, JSON nested no deeper than the limit."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InterlockError(f"cannot read the event payload {path}: {exc}") from None
+        data = parse_json(path, read_input_text(path, PAYLOAD_LIMIT))
+    except InputUnreadable as exc:
+        raise InterlockError(f"cannot read the event payload {path}: {exc.reason}") from None
     if not isinstance(data, dict):
         raise InterlockError(f"the event payload {path} is not a JSON object")
     return data

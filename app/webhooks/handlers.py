@@ -149,10 +149,11 @@ class Handlers:
         """The issue's next run: `issue-N`, then after each run that ended a new id, branch and record; the
         ended run's final label goes, so the issue shows the new run's state only."""
         issue_data = at(delivery.payload, "issue") or {}
+        masked = runs.api.redactor.text  # the request is a person's text: masked where it enters (issue 11)
         runs.start(
             issue,
-            text_at(issue_data, "title") or f"Issue #{issue}",
-            text_at(issue_data, "body") or "",
+            masked(text_at(issue_data, "title") or f"Issue #{issue}"),
+            masked(text_at(issue_data, "body") or ""),
             graph,
             key=delivery.delivery_id,
             at=when(text_at(issue_data, "updated_at")),
@@ -217,6 +218,7 @@ class Handlers:
         if state == "changes_requested" and number is not None and review_id is not None:
             inline = runs.api.review_comments(runs.repo, number, review_id)
             note = "\n".join(filter(None, [note, *inline]))
+        note = runs.api.redactor.text(note)  # a person's text: masked where it enters (issue 11)
 
         def event(run: Run) -> ev.Event:
             if run.gate is not None and submitted < run.gate.opened_at:
@@ -257,7 +259,7 @@ class Handlers:
             return Outcome.HANDLED
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         try:
-            make = parse_command(body, delivery.delivery_id, moment, user)
+            make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
             apply_to_issue(runs, issue, delivery.delivery_id, make)
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")

@@ -25,6 +25,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app.github.config import ConfigInvalid
+from app.redact import Redactor
 from app.webhooks.delivery import Delivery, MalformedDelivery
 from app.webhooks.metrics import UNVERIFIED, Metrics
 from app.webhooks.router import Outcome, Router
@@ -133,6 +135,11 @@ def create_app(
             log.warning("refused %s", str(exc).encode("unicode_escape").decode("ascii"))
             error = {"delivery": delivery_id, "error": "malformed delivery", "detail": str(exc)}
             return answer(400, error, label, started)
+        except ConfigInvalid as exc:  # the repository's .github/interlock.yml: a person fixes it, then redelivers
+            detail = Redactor().text(str(exc))
+            log.warning("refused %s: %s", delivery.describe(), detail.encode("unicode_escape").decode("ascii"))
+            error = {"delivery": delivery_id, "error": "repository configuration invalid", "detail": detail}
+            return answer(422, error, label, started)
         except TimeoutError:
             log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())
             return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, label, started)

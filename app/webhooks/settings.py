@@ -19,8 +19,10 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from app.engine.errors import InterlockError
 from app.github.client import AppIdentity
+from app.inputfile import InputUnreadable, read_input_text
 
 DEFAULT_API_URL = "https://api.github.com"
+KEY_LIMIT = 64 * 1024  # an RSA key of 4096 bits is about 3 kB of PEM
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -79,9 +81,9 @@ def _private_key(env: Mapping[str, str], problems: list[str]) -> str:
     path = env.get("GITHUB_APP_PRIVATE_KEY_PATH", "")
     if not text and path:
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            problems.append(f"GITHUB_APP_PRIVATE_KEY_PATH={path!r} cannot be read: {exc.strerror or exc}")
+            text = read_input_text(Path(path), KEY_LIMIT)
+        except InputUnreadable as exc:  # missing, a FIFO or a device, too large, not UTF-8
+            problems.append(f"GITHUB_APP_PRIVATE_KEY_PATH={path!r} cannot be read: {exc.reason}")
             return ""
     if not text:
         problems.append("GITHUB_APP_PRIVATE_KEY (PEM text) or GITHUB_APP_PRIVATE_KEY_PATH is not set")

@@ -5,13 +5,15 @@ secret's shape passes unchanged."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from app.agents.base import AgentOutcome
+from app.engine import events as ev
 from app.engine.record import MissionStatus
-from app.redact import MASK, SECRET_NAME, Redactor
+from app.redact import MASK, PERSON_TEXT, SECRET_NAME, Redactor
 from app.runner.records import masked_outcome
 from tests.helpers import ROOT
 from tests.secret_shapes import ONE_OF_EACH, PGP_KEY, SHAPES, core
@@ -78,3 +80,57 @@ def test_the_readme_says_exactly_what_is_masked() -> None:
     for shape in ("GitHub tokens", "API keys", "Slack tokens", "AWS access key ids", "PGP", "cut before their end"):
         assert shape in said
     assert Redactor({"A_CREDENTIAL": "value-of-it"}).text("value-of-it") == MASK
+
+
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+# every event that carries what a person typed, built with that text in each of its person-text fields
+PEOPLES_EVENTS = {
+    "request": lambda text: ev.Start(key="k", at=AT, run_id="r", title=text, body=text),
+    "approval note": lambda text: ev.GateApproved(key="k", at=AT, note=text),
+    "amendment": lambda text: ev.GateAmended(key="k", at=AT, note=text),
+    "answer": lambda text: ev.InputAnswered(key="k", at=AT, text=text),
+    "route": lambda text: ev.RouteChosen(key="k", at=AT, verdict=text),
+}
+
+
+@seed(11)
+@settings(max_examples=100, deadline=None)
+@given(secrets=ONE_OF_EACH, prose=PROSE, kind=st.sampled_from(sorted(PEOPLES_EVENTS)))
+def test_every_kind_of_text_a_person_types_is_masked_in_its_event(
+    secrets: dict[str, str], prose: str, kind: str
+) -> None:
+    # SPEC GH9 (issue 11): the one redactor masks a person's text in the event the shells apply
+    event = Redactor({}).event(PEOPLES_EVENTS[kind](prose.join(secrets.values())))
+    typed = [getattr(event, name) for name in PERSON_TEXT if isinstance(getattr(event, name, None), str)]
+    assert typed and all(MASK in text for text in typed)
+    for name, secret in secrets.items():
+        assert not [text for text in typed if core(secret) in text], (kind, name)
+    assert event.key == "k" and event.at == AT  # the rest of the event is left as it was
+
+
+def test_an_event_without_a_secret_is_the_very_same_event() -> None:
+    event = ev.InputAnswered(key="k", at=AT, text="use the second one")
+    assert Redactor({}).event(event) is event and Redactor({}).event(ev.Deliver(key="k", at=AT)) == ev.Deliver(
+        key="k", at=AT
+    )
+
+
+def test_the_readme_says_peoples_text_is_masked_where_it_enters() -> None:
+    # each kind of person's text the README names is one the end-to-end tests plant secrets in
+    # (tests/local/test_person_redaction.py, tests/github/test_person_redaction.py)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    said = text[text.index("So is what people type") : text.index("takes them in.")]
+    for entry in (
+        "the issue's title and body",
+        "`--request`",
+        "`--request-file`",
+        "`interlock answer`",
+        "`/interlock answer`",
+        "the ask prompts",
+        "`interlock amend`",
+        "`interlock approve --note`",
+        "a review's body and its inline comments",
+        "`interlock route`",
+        "`/interlock route`",
+    ):
+        assert entry in said, entry
