@@ -1,8 +1,9 @@
 """The journal interface and its file layout (ARCHITECTURE "Journal layout").
 
-``runs/<run-id>.json`` holds the record; ``runs/<run-id>/missions/<seq>-<stage>.json`` the full record of
-each mission, written once; ``runs/<run-id>/decision.md`` the latest decision file; ``board.md`` every
-run at a glance. A save is compare-and-swap on the version read, so of two writers exactly one wins.
+``runs/<run-id>.json`` holds the record; ``runs/<run-id>/graph.json`` the graph it runs on;
+``runs/<run-id>/missions/<seq>-<stage>.json`` the full record of each mission, written once;
+``runs/<run-id>/decision.md`` the latest decision file; ``board.md`` every run at a glance. A save is
+compare-and-swap on the version read, so of two writers exactly one wins.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def order_path(run_id: str, seq: int, stage: str) -> str:
     return mission_path(run_id, seq, stage).replace("/missions/", "/orders/")
 
 
+def graph_path(run_id: str) -> str:
+    """The graph a run was started on, stored with its first record: the run goes on on it, whatever the
+    graph files say later."""
+    return f"runs/{run_id}/graph.json"
+
+
 def decision_path(run_id: str) -> str:
     return f"runs/{run_id}/decision.md"
 
@@ -51,7 +58,9 @@ def encode_json(data: Any) -> bytes:
     return encoded + b"\n"
 
 
-class JournalStore(Protocol):
+class RunStore(Protocol):
+    """What a run driver needs of a journal (``app/runner/driver.py``): every store has it, GitHub's too."""
+
     def load(self, run_id: str) -> Run:
         """The stored record; ``RunNotFound`` if there is none."""
         ...
@@ -62,6 +71,10 @@ class JournalStore(Protocol):
         ...
 
     def read(self, path: str) -> bytes | None: ...
+
+
+class JournalStore(RunStore, Protocol):
+    """A journal that can also be listed: the stores of a local repository (boards, reports)."""
 
     def list_runs(self) -> list[Run]: ...
 
