@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+from typing import TypeAlias
 
 from app.engine.context import Context, render_context
 from app.engine.record import MissionKind, Reason, Status
@@ -41,12 +42,7 @@ class PromptParts:
 
 
 @dataclass
-class Effect:
-    pass
-
-
-@dataclass
-class DispatchMission(Effect):
+class DispatchMission:
     seq: int
     stage: str
     capability: str
@@ -58,7 +54,7 @@ class DispatchMission(Effect):
 
 
 @dataclass
-class AskDecision(Effect):
+class AskDecision:
     seq: int
     stage: str
     labels: tuple[str, ...]
@@ -67,7 +63,7 @@ class AskDecision(Effect):
 
 
 @dataclass
-class AskAdvisor(Effect):
+class AskAdvisor:
     seq: int
     stage: str
     question: str
@@ -75,7 +71,7 @@ class AskAdvisor(Effect):
 
 
 @dataclass
-class OpenGate(Effect):
+class OpenGate:
     stage: str
     verdict: str
     mission: int
@@ -96,20 +92,20 @@ class MessageKind(StrEnum):
 
 
 @dataclass
-class PostMessage(Effect):
+class PostMessage:
     kind: MessageKind
     text: str
 
 
 @dataclass
-class Escalate(Effect):
+class Escalate:
     reason: Reason
     status: Status
     decision: str
 
 
 @dataclass
-class FileRequest(Effect):
+class FileRequest:
     target: str
     title: str
     body: str
@@ -117,21 +113,38 @@ class FileRequest(Effect):
 
 
 @dataclass
-class OpenPullRequest(Effect):
+class OpenPullRequest:
     draft: bool = True
 
 
 @dataclass
-class ReadyPullRequest(Effect):
+class ReadyPullRequest:
     pass
 
 
 @dataclass
-class EmitEvent(Effect):
+class EmitEvent:
     name: str
     stage: str
 
 
 @dataclass
-class Finish(Effect):
+class Finish:
     status: Status
+
+
+# Every effect a transition can emit: a closed union, so that a shell dispatching with ``match`` and
+# ``assert_never`` fails type-checking when an effect is added and the shell does not handle it.
+Effect: TypeAlias = (
+    DispatchMission
+    | AskDecision
+    | AskAdvisor
+    | OpenGate
+    | PostMessage
+    | Escalate
+    | FileRequest
+    | OpenPullRequest
+    | ReadyPullRequest
+    | EmitEvent
+    | Finish
+)

@@ -1,4 +1,5 @@
 """Executing one mission on disk: the check command or the agent, then the commit and the mission record.
+Its event is made from that record (``app/runner/outcomes.py``), as the GitHub shell makes it from a job's.
 
 The agent runs in the run's worktree and inherits the environment; the commit happens afterwards, in
 Interlock's own code, with a message naming run, stage and mission. The full record of the mission —
@@ -16,7 +17,7 @@ from pathlib import Path
 from app.agents.base import AgentCall, AgentOutcome
 from app.agents.spec import agent_from_spec
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
-from app.engine.events import AdviceReturned, DecisionReturned, Event, MissionFinished
+from app.engine.events import Event, GitState, MissionFinished
 from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind, MissionStatus, Run
 from app.local.config import (
@@ -29,8 +30,8 @@ from app.local.config import (
 )
 from app.local.gitops import Repo, commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.redact import Redactor
-from app.runner.orders import parse_advice
-from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
+from app.runner.outcomes import mission_record, outcome_event
+from app.runner.records import masked_outcome, run_advisor, run_check
 from app.store.journal import encode_json, mission_path
 
 
@@ -80,23 +81,25 @@ def run_mission(
     else:
         discard_changes(tree)  # SPEC V7: a check commits nothing
     commits = commits_between(tree, before, head_of(tree))
-    event = MissionFinished(
-        key=effect.key,
-        at=now(),
-        seq=effect.seq,
-        status=outcome.status,
-        answer=outcome.answer,
-        usage=outcome.usage,
-        commits=commits,
-        session_id=outcome.session_id,
-        exit_code=outcome.exit_code,
-        duration_s=outcome.duration_s,
-        agent=outcome.agent,
-        model=outcome.model,
-        git=delivery_state(repo, run.branch, run.base),
-    )
-    record = mission_record(run.id, effect.seq, effect.stage, effect.kind, outcome, commits, prompt=prompt)
-    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
+    git = delivery_state(repo, run.branch, run.base)
+    return _finished(run.id, (effect.seq, effect.stage, effect.key), effect.kind, outcome, prompt, commits, git)
+
+
+def _finished(
+    run_id: str,
+    call: tuple[int, str, str],
+    kind: MissionKind,
+    outcome: AgentOutcome,
+    prompt: str,
+    commits: int = 0,
+    git: GitState | None = None,
+) -> Done:
+    """A finished call (``seq``, ``stage``, ``key``): its record, and the event made from that record as the
+    GitHub shell makes it from a job's (``app/runner/outcomes.py``)."""
+    seq, stage, key = call
+    record = mission_record(run_id, seq, stage, kind, outcome, commits, prompt=prompt)
+    event = outcome_event(kind, record, key, now(), seq, git)
+    return Done(event, {mission_path(run_id, seq, stage): encode_json(record)})
 
 
 def _run_agent(config: LocalConfig, call: AgentCall) -> AgentOutcome:
@@ -139,10 +142,7 @@ def decide(run: Run, effect: AskDecision, config: LocalConfig, workdir: Path) ->
     timeout = min(config.timeout_s, 300)
     call = _side_call(run, effect.stage, effect.seq, effect.prompt, MissionKind.DECIDE, workdir, timeout)
     outcome = masked_outcome(_named(agent_from_spec(spec, config.prices).run(call), spec))
-    answer = outcome.answer if outcome.status is MissionStatus.DONE else ""
-    record = mission_record(run.id, effect.seq, effect.stage, MissionKind.DECIDE, outcome, prompt=effect.prompt)
-    event = DecisionReturned(key=effect.key, at=now(), seq=effect.seq, answer=answer, usage=outcome.usage)
-    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
+    return _finished(run.id, (effect.seq, effect.stage, effect.key), MissionKind.DECIDE, outcome, effect.prompt)
 
 
 def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> Done:
@@ -155,18 +155,7 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
     )
     outcome = masked_outcome(run_advisor(config.advisor, call, config.prices))
     discard_changes(workdir)
-    advice, instruction = parse_advice(outcome.answer) if outcome.status is MissionStatus.DONE else (None, "")
-    record = mission_record(run.id, effect.seq, effect.stage, MissionKind.ADVISOR, outcome, prompt=effect.question)
-    event = AdviceReturned(
-        key=effect.key,
-        at=now(),
-        seq=effect.seq,
-        advice=advice,
-        instruction=instruction,
-        usage=outcome.usage,
-        status=outcome.status,
-    )
-    return Done(event, {mission_path(run.id, effect.seq, effect.stage): encode_json(record)})
+    return _finished(run.id, (effect.seq, effect.stage, effect.key), MissionKind.ADVISOR, outcome, effect.question)
 
 
 def _role_model(config: LocalConfig, capability: str) -> str | None:

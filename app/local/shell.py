@@ -1,15 +1,15 @@
 """The local shell: applies events to runs journaled in the repository, and executes the engine's effects.
 
-Every change goes through ``apply``: load the record, ``step``, save with compare-and-swap; on a conflict
-(another process wrote first — ``interlock stop`` from another terminal, say) re-read and re-apply, which
-is how a stop reaches a running process at the next mission return (SPEC J2, J4). A run being driven holds
-an advisory lock, so a crashed runner (kill -9) is told apart from a live one on resume.
+Every change goes through the run driver (``app/runner/driver.py``): load the record, ``step``, save with
+compare-and-swap; on a conflict (another process wrote first — ``interlock stop`` from another terminal, say)
+re-read and re-apply, which is how a stop reaches a running process at the next mission return (SPEC J2, J4).
+A run being driven holds an advisory lock, so a crashed runner (kill -9) is told apart from a live one on
+resume.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import secrets
 import time
@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeAlias, assert_never
 
 from app.engine.effects import (
     AskAdvisor,
@@ -30,10 +31,11 @@ from app.engine.effects import (
     Finish,
     MessageKind,
     OpenGate,
+    OpenPullRequest,
     PostMessage,
     ReadyPullRequest,
 )
-from app.engine.errors import InterlockError, RunFinished, VersionConflict
+from app.engine.errors import InterlockError, RunFinished
 from app.engine.events import (
     Event,
     GateAmended,
@@ -46,8 +48,6 @@ from app.engine.events import (
 )
 from app.engine.graph import Graph
 from app.engine.record import FINAL, Launch, Run, Status
-from app.engine.step import step
-from app.engine.validate import parse_graph
 from app.local import leftovers, missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
@@ -63,10 +63,10 @@ from app.local.launch import make_launch
 from app.local.progress import Progress
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.redact import Redactor
+from app.runner.driver import RunDriver, same_event
 from app.store.gitstore import GitStore
-from app.store.journal import decision_path, encode_json, graph_path, record_path
+from app.store.journal import record_path
 
-MAX_RETRIES = 20
 LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
 LOCAL_ORIGINS = ("", "local")  # runs started here; the others are driven elsewhere (GitHub Actions)
 Ask = Callable[[str], str]
@@ -74,6 +74,8 @@ GATE_ANSWERS = ("a", "approve", "y", "yes", "m", "amend", "s", "stop", "")  # em
 # Messages written for the issue on GitHub (a pull request to approve, to merge) that the local shell says in
 # its own terms, from the gate and the ready delivery: printed, they would name a pull request there is not.
 SAID_LOCALLY = (MessageKind.GATE, MessageKind.END)
+# The effects this shell only reports: a local run has no issue, pull request or webhook to carry them out on.
+Shown: TypeAlias = PostMessage | Escalate | FileRequest | OpenPullRequest | ReadyPullRequest | EmitEvent | Finish
 
 
 class RunBusy(InterlockError):
@@ -96,6 +98,7 @@ class LocalShell:
     ) -> None:
         self.repo = open_repo(repo)
         self.store = GitStore(repo)
+        self.driver = RunDriver(self.store)  # no mission orders: missions run here, with their prompt
         self.config = config
         self.gates = gates
         self.progress = progress or Progress(quiet=True)
@@ -133,47 +136,23 @@ class LocalShell:
             advisor=bool(self.config.advisor),
             upstream=tuple(self.config.upstream),
         )
-        run, effects = step(None, event, graph)
-        files = {graph_path(run_id): encode_json(graph.to_json()), **self._files(run, effects)}
-        self.store.save(run, None, files, message=f"interlock: start run {run_id} on {graph.name}")
+        started = self.driver.start(event, graph)
         self.progress.line(f"run {run_id} started on graph {graph.name!r} (branch {branch} from {self.config.base})")
-        return self.drive(run, graph, effects)
+        return self.drive(started.run, graph, started.effects)
 
     def graph_of(self, run: Run) -> Graph:
-        data = self.store.read(graph_path(run.id))
-        if data is None:
-            raise InterlockError(f"run {run.id} has no stored graph ({graph_path(run.id)})")
-        return parse_graph(json.loads(data), source=graph_path(run.id))
+        return self.driver.graph_of(run)
 
     def send(self, run_id: str, make: Callable[[Run], Event], drive: bool = True) -> Run:
         """Apply a person's event (approve, resume, stop...) and, unless told not to, drive the run on."""
         run = self.notice_merge(self.store.load(run_id))
         graph = self.graph_of(run)
-        event = make(run)  # keyed once, from the version read here: a retry re-applies this very event
+        event = Redactor().event(make(run))  # keyed once, so a retry re-applies it; a person's text masked
         if not drive:  # a stop: it must reach a run another process drives (SPEC J4)
-            return self.apply(run_id, graph, lambda _run: event)[0]
-        with self.lock(run_id):  # held from before the event until the run needs nothing more from us
-            run, effects = self.apply(run_id, graph, lambda _run: event)
-            return self._drive_held(run, graph, effects)
-
-    def apply(
-        self, run_id: str, graph: Graph, make: Callable[[Run], Event], files: dict[str, bytes] | None = None
-    ) -> tuple[Run, list[Effect]]:
-        for _ in range(MAX_RETRIES):
-            current = self.store.load(run_id)
-            event = Redactor().event(make(current))  # what a person typed (a note, an answer) is masked
-            run, effects = step(current, event, graph)
-            if run is current:
-                return run, []
-            try:
-                self.store.save(run, current.version, {**(files or {}), **self._files(run, effects)})
-                return run, effects
-            except VersionConflict:
-                continue
-        raise InterlockError(f"run {run_id}: gave up after {MAX_RETRIES} conflicting writes")
-
-    def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
-        return {decision_path(run.id): e.decision.encode("utf-8") for e in effects if isinstance(e, Escalate)}
+            return self.driver.apply(run_id, same_event(event), graph).run
+        with self.lock(run_id):  # held from before the event, across every retry, until the run needs nothing more
+            applied = self.driver.apply(run_id, same_event(event), graph)
+            return self._drive_held(applied.run, graph, applied.effects)
 
     def drive(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
         """Execute effects until the run needs nothing more from this process."""
@@ -188,28 +167,41 @@ class LocalShell:
             done = self.execute(run, graph, effect)
             if done is None:
                 continue
-            event = done.event  # read by ``apply`` before the loop moves on
-            run, more = self.apply(run.id, graph, lambda _run: event, done.files)  # noqa: B023
+            applied = self.driver.apply(run.id, same_event(done.event), graph, done.files)
+            run = applied.run
             self._report(run, getattr(done.event, "seq", 0))
-            queue.extend(more)
+            queue.extend(applied.effects)
         run = self.store.load(run.id)
         if run.status in FINAL:
             remove_worktree(self.repo, run.id)
         return run
 
     def execute(self, run: Run, graph: Graph, effect: Effect) -> missions.Done | None:
-        if isinstance(effect, DispatchMission):
-            return self._mission(run, graph, effect)
-        if isinstance(effect, AskDecision):
-            self.progress.line(f"{effect.stage} · decision #{effect.seq} among {', '.join(effect.labels)}")
-            return missions.decide(run, effect, self.config, worktree(self.repo, run.branch, run.id))
-        if isinstance(effect, AskAdvisor):
-            return missions.advise(run, effect, self.config, worktree(self.repo, run.branch, run.id))
-        if isinstance(effect, OpenGate):
-            return self._gate(run, effect)
-        if isinstance(effect, PostMessage) and effect.kind is MessageKind.QUESTION:
-            return self._question(run, effect)
-        self._show(effect)
+        """One effect in this process; the finished mission, decision or answer to apply next, if any."""
+        match effect:
+            case DispatchMission():
+                return self._mission(run, graph, effect)
+            case AskDecision():
+                self.progress.line(f"{effect.stage} · decision #{effect.seq} among {', '.join(effect.labels)}")
+                return missions.decide(run, effect, self.config, worktree(self.repo, run.branch, run.id))
+            case AskAdvisor():
+                return missions.advise(run, effect, self.config, worktree(self.repo, run.branch, run.id))
+            case OpenGate():
+                return self._gate(run, effect)
+            case PostMessage(kind=MessageKind.QUESTION):
+                return self._question(run, effect)
+            case (
+                PostMessage()
+                | Escalate()
+                | FileRequest()
+                | OpenPullRequest()
+                | ReadyPullRequest()
+                | EmitEvent()
+                | Finish()
+            ):
+                self._show(run, effect)
+            case _:
+                assert_never(effect)
         return None
 
     def _mission(self, run: Run, graph: Graph, effect: DispatchMission) -> missions.Done:
@@ -234,7 +226,7 @@ class LocalShell:
                 key=f"{run_id}/mission/{seq}/session/{session_id}", at=missions.now(), seq=seq, session_id=session_id
             )
             try:
-                self.apply(run_id, graph, lambda _run: event)
+                self.driver.apply(run_id, same_event(event), graph)
             except InterlockError as exc:
                 self.progress.line(f"mission #{seq}: the agent's session {session_id} was not recorded: {exc}")
 
@@ -262,7 +254,7 @@ class LocalShell:
     def _question(self, run: Run, effect: PostMessage) -> missions.Done | None:
         """A NEEDS_INPUT answer (SPEC V6): its questions in full; in ask mode the person answers right here."""
         if self.gates is not GateMode.ASK or self.ask is None:
-            self._show(effect)
+            self._show(run, effect)
             return None
         current = self.store.load(run.id)
         self.progress.line(f"{current.stage} · question for a person")
@@ -275,20 +267,27 @@ class LocalShell:
         key = f"{run.id}/answer/{current.version}"
         return missions.Done(InputAnswered(key=key, at=missions.now(), text=answer, by=_user()), {})
 
-    def _show(self, effect: Effect) -> None:
-        if isinstance(effect, PostMessage):
-            if effect.kind not in SAID_LOCALLY:
-                self.progress.line(effect.text or effect.kind)
-        elif isinstance(effect, Escalate):
-            self.progress.line(f"stopped: {effect.reason.code.value} at {effect.reason.stage}: {effect.reason.message}")
-        elif isinstance(effect, FileRequest):
-            self.progress.line(f"request for {effect.target}: {effect.title} (recorded; file it upstream)")
-        elif isinstance(effect, ReadyPullRequest):
-            self.progress.line("delivery ready: review the run branch and merge it yourself")
-        elif isinstance(effect, EmitEvent):
-            self.progress.line(f"event {effect.name} from {effect.stage}")
-        elif isinstance(effect, Finish):
-            self.progress.line(f"run finished: {effect.status.value}")
+    def _show(self, run: Run, effect: Shown) -> None:
+        """What the GitHub shell carries out on GitHub, said on the terminal instead."""
+        match effect:
+            case PostMessage():
+                if effect.kind not in SAID_LOCALLY:
+                    self.progress.line(effect.text or effect.kind)
+            case Escalate():
+                reason = effect.reason
+                self.progress.line(f"stopped: {reason.code.value} at {reason.stage}: {reason.message}")
+            case FileRequest():
+                self.progress.line(f"request for {effect.target}: {effect.title} (recorded; file it upstream)")
+            case OpenPullRequest():  # a local run opens none: where the work to review is, said instead
+                self.progress.line(f"{run.stage} · work to review on {run.branch}: git diff {run.base}...{run.branch}")
+            case ReadyPullRequest():
+                self.progress.line("delivery ready: review the run branch and merge it yourself")
+            case EmitEvent():
+                self.progress.line(f"event {effect.name} from {effect.stage}")
+            case Finish():
+                self.progress.line(f"run finished: {effect.status.value}")
+            case _:
+                assert_never(effect)
 
     def _report(self, run: Run, seq: int) -> None:
         last = run.mission(seq)
@@ -371,7 +370,7 @@ class LocalShell:
         event = Merged(key=f"{run.id}/merged/{base_head}", at=missions.now())
         try:
             with self.lock(run.id):
-                run, _ = self.apply(run.id, self.graph_of(run), lambda _run: event)
+                run = self.driver.apply(run.id, same_event(event)).run
                 remove_worktree(self.repo, run.id)
         except (RunBusy, RunFinished):
             return self.store.load(run.id)

@@ -6,24 +6,19 @@ https://docs.github.com/en/webhooks/webhook-events-and-payloads
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from app.engine import events as ev
-from app.engine.base import journal_adapter
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.graph import Graph
-from app.engine.record import MissionKind, MissionStatus, Run, Usage
+from app.engine.record import MissionStatus, Run
 from app.github.client import GitHubApp
 from app.github.config import RepoConfig
-from app.runner.orders import parse_advice
+from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
@@ -282,96 +277,6 @@ def graph_label(delivery: Delivery, config: RepoConfig) -> str:
     prefix = config.graph_label_prefix
     labels = [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
     return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), config.default_graph)
-
-
-USAGE_FIELDS = tuple(item.name for item in dataclasses.fields(Usage))
-
-
-def _usage(fields: dict[str, Any]) -> Usage:
-    """Usage from a job's record, field by field: a figure of the wrong kind (a fraction of a token) counts as
-    unreported, and the others — the cost above all, which budgets charge — are kept."""
-    adapter, kept = journal_adapter(Usage), {}
-    for name, value in fields.items():
-        try:
-            adapter.validate_python({name: value})
-        except ValidationError:
-            continue
-        kept[name] = value
-    usage: Usage = adapter.validate_python(kept)
-    return usage
-
-
-def read_record(raw: bytes | None) -> dict[str, Any] | None:
-    """A stored mission record; one that is not a JSON object counts as a failed mission, never as a delivery
-    that fails forever."""
-    if raw is None:
-        return None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        data = None
-    if not isinstance(data, dict):
-        return {"status": MissionStatus.FAILED.value, "answer": "The job stored a mission record that is unreadable."}
-    return data
-
-
-def record_event(run: Run, record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.Event:
-    """The event a stored record means: a decision or advice when the run awaits one, else a mission."""
-    waiting = run.waiting
-    kind = waiting.kind if waiting is not None and waiting.seq == seq else None
-    done = record.get("status") == MissionStatus.DONE.value
-    answer = str(record.get("answer", "")) if done else ""
-    finished = mission_event(record, key, moment, seq)
-    if kind is MissionKind.DECIDE:
-        return ev.DecisionReturned(key=key, at=moment, seq=seq, answer=answer, usage=finished.usage)
-    if kind is MissionKind.ADVISOR:
-        advice, instruction = parse_advice(answer)
-        return ev.AdviceReturned(
-            key=key,
-            at=moment,
-            seq=seq,
-            advice=advice,
-            instruction=instruction,
-            usage=finished.usage,
-            status=finished.status,
-        )
-    return finished
-
-
-def mission_event(record: dict[str, Any], key: str, moment: datetime, seq: int) -> ev.MissionFinished:
-    """The engine event for a mission record a job stored (read leniently: a bad field is a failed mission)."""
-    try:
-        status = MissionStatus(record.get("status", "failed"))
-    except ValueError:
-        status = MissionStatus.FAILED
-    raw_usage = record.get("usage")
-    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
-    fields = {name: usage[name] for name in USAGE_FIELDS if isinstance(usage.get(name), int | float | bool)}
-    return ev.MissionFinished(
-        key=key,
-        at=moment,
-        seq=seq,
-        status=status,
-        answer=str(record.get("answer", "")),
-        usage=_usage(fields),
-        commits=_number(record.get("commits"), int) or 0,
-        session_id=_text(record.get("session_id")),
-        exit_code=_number(record.get("exit_code"), int),
-        duration_s=_number(record.get("duration_s"), float),
-        agent=_text(record.get("agent")),
-        model=_text(record.get("model")),
-    )
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: Any, kind: type[int] | type[float]) -> Any:
-    """``value`` if it is a number of the right kind (a bool is not), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
-        return None
-    return kind(value)
 
 
 def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:

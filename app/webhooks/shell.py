@@ -1,8 +1,8 @@
 """The GitHub shell: runs driven by webhook deliveries, journaled on the repository's state branch.
 
-Each delivery becomes one engine event whose idempotency key is the delivery id, applied with
-compare-and-swap on the state branch (a conflict re-reads and re-applies), then the effects are carried
-out with the installation's token: missions dispatched as ``workflow_dispatch`` jobs on the run branch,
+Each delivery becomes one engine event whose idempotency key is the delivery id, applied by the run driver
+(``app/runner/driver.py``) with compare-and-swap on the state branch, then the effects are carried out
+with the installation's token: missions dispatched as ``workflow_dispatch`` jobs on the run branch,
 gates as pull-request reviews, messages as issue comments, the status comment edited in place.
 """
 
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from app.engine.effects import (
     AskAdvisor,
@@ -30,30 +30,27 @@ from app.engine.effects import (
     PostMessage,
     ReadyPullRequest,
 )
-from app.engine.errors import InterlockError, VersionConflict
+from app.engine.errors import InterlockError
 from app.engine.events import Event, Linked, Start
 from app.engine.graph import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
-from app.engine.step import step
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
 from app.github.config import CONFIG_PATH, RepoConfig, parse_config
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.graphset import find_graph
-from app.runner.orders import mission_order
+from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
-from app.store.journal import decision_path, encode_json, graph_path, order_path
+from app.store.journal import decision_path
 from app.webhooks.issue_runs import run_id_for
 
-MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
 UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
 UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
 CONFIG_TTL_S = 60.0
 CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
-GRAPH_CACHE: dict[str, Graph] = {}
 log = logging.getLogger("interlock.github")
 
 
@@ -71,6 +68,7 @@ class GitHubRuns:
         self.default_branch = default_branch
         self.library = library or []
         self.store = GitHubStore(self.api, repo)
+        self.driver = RunDriver(self.store, lambda: OrderTerms(self.config().advisor, self.config().prices))
         self._config: RepoConfig | None = None
 
     def config(self) -> RepoConfig:
@@ -124,11 +122,9 @@ class GitHubRuns:
             upstream=tuple(config.upstream),
             links={"issue": str(issue), "status_comment": str(comment)},
         )
-        run, effects = step(None, event, graph)
-        files = {graph_path(run_id): encode_json(graph.to_json()), **self._files(run, effects)}
-        self.store.save(run, None, files, message=f"interlock: start run {run_id} on {graph.name}")
+        started = self.driver.start(event, graph)
         self.api.add_labels(self.repo, issue, [RUNNING_LABEL])
-        return self.execute(run, graph, effects)
+        return self.execute(started.run, graph, started.effects)
 
     def _create_run_branch(self, branch: str, base: str, title: str) -> bool:
         """Make the run branch; ``False`` when it exists already: a start whose delivery failed after making
@@ -159,20 +155,8 @@ class GitHubRuns:
         return self.api.comment(self.repo, issue, f"{text} on `{graph}`…")
 
     def graph_of(self, run: Run) -> Graph:
-        """The run's graph, stored beside it at start; cached by content hash, since it never changes."""
-        cached = GRAPH_CACHE.get(run.graph_hash)
-        if cached is not None:
-            return cached
-        raw = self.store.read(graph_path(run.id))
-        if raw is None:
-            raise InterlockError(f"run {run.id} has no stored graph")
-        outcome = validate_graph(json.loads(raw))
-        if outcome.graph is None:
-            raise InterlockError(f"the stored graph of run {run.id} is invalid")
-        GRAPH_CACHE[run.graph_hash] = outcome.graph
-        while len(GRAPH_CACHE) > 256:
-            GRAPH_CACHE.pop(next(iter(GRAPH_CACHE)))
-        return outcome.graph
+        """The run's graph, stored beside it at start (``RunDriver.graph_of``)."""
+        return self.driver.graph_of(run)
 
     def apply(
         self,
@@ -183,10 +167,10 @@ class GitHubRuns:
     ) -> Run:
         """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2). ``also`` names files
         of the state branch the event needs, read with the record in the same call."""
-        run, graph, effects, applied = self.record(run_id, make, files, also)
-        if not applied:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
-            return self.reconcile(run, graph)
-        return self.execute(run, graph, effects)
+        applied = self.record(run_id, make, files, also)
+        if not applied.new:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
+            return self.reconcile(applied.run, applied.graph)
+        return self.execute(applied.run, applied.graph, applied.effects)
 
     def record(
         self,
@@ -194,34 +178,9 @@ class GitHubRuns:
         make: Callable[[Run], Event],
         files: dict[str, bytes] | None = None,
         also: tuple[str, ...] = (),
-    ) -> tuple[Run, Graph, list[Effect], bool]:
-        """The transition saved, effects not yet carried out: (run, graph, effects, whether it was new)."""
-        graph: Graph | None = None
-        for _ in range(MAX_RETRIES):
-            current = self.store.load(run_id, also)
-            graph = graph or self.graph_of(current)
-            run, effects = step(current, make(current), graph)
-            if run is current:
-                return run, graph, [], False
-            try:
-                self.store.save(run, current.version, {**(files or {}), **self._files(run, effects)})
-            except VersionConflict:
-                continue
-            return run, graph, effects, True
-        raise InterlockError(f"run {run_id}: gave up after {MAX_RETRIES} conflicting writes")
-
-    def _files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
-        """Files saved with the transition: the decision file of an escalation, and the order of each
-        mission or call it dispatches (read by the job, ``app/runner``). An advisor's order names the
-        advisor configured now, so the job runs what the default branch says, never the run branch; every order
-        carries the repository's `prices:`, which the job's HTTP agents estimate their cost with."""
-        files = {decision_path(run.id): e.decision.encode() for e in effects if isinstance(e, Escalate)}
-        for effect in effects:
-            if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
-                agent = self.config().advisor if isinstance(effect, AskAdvisor) else None
-                order = mission_order(effect, agent, self.config().prices)
-                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(order)
-        return files
+    ) -> Applied:
+        """The transition saved, effects not yet carried out."""
+        return self.driver.apply(run_id, make, files=files, load=lambda rid: self.store.load(rid, also))
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
         """Carry out the effects in order, then edit the status comment once. A failure stops here: the
@@ -248,16 +207,20 @@ class GitHubRuns:
                 run = self._ready_pull(run)
             case OpenGate():
                 self._request_review(run)
-            case PostMessage(text=text) | Escalate(decision=text) if mark and issue:
-                self.api.comment(self.repo, issue, f"{text}\n\n{mark}")
+            case PostMessage(text=text) | Escalate(decision=text):
+                if mark and issue:
+                    self.api.comment(self.repo, issue, f"{text}\n\n{mark}")
             case FileRequest():
                 run = self._file_request(run, effect, issue, mark or "")
             case EmitEvent():
                 self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
                 run = self._record_event_sent(run)
-            case Finish() if issue:
-                self.api.remove_label(self.repo, issue, RUNNING_LABEL)
-                self.api.add_labels(self.repo, issue, [f"interlock:{effect.status.value}"])
+            case Finish():
+                if issue:
+                    self.api.remove_label(self.repo, issue, RUNNING_LABEL)
+                    self.api.add_labels(self.repo, issue, [f"interlock:{effect.status.value}"])
+            case _:
+                assert_never(effect)
         return run
 
     def _record_event_sent(self, run: Run) -> Run:
@@ -268,7 +231,7 @@ class GitHubRuns:
             links = {EVENTS_SENT: str(max(hop, events_sent(current)))}
             return Linked(key=f"{current.id}/events/{hop}", at=current.updated_at, links=links)
 
-        return self.record(run.id, sent)[0]
+        return self.record(run.id, sent).run
 
     def reconcile(self, run: Run, graph: Graph) -> Run:
         """A redelivery of an event already applied: carry out every effect the saved record still owes
@@ -282,10 +245,15 @@ class GitHubRuns:
             done, run = self._shows_done(run, effect, seen, jobs)
             if not done:
                 run = self._carry_out(run, self._exact(run, effect), jobs)
+        self._show_record(run, graph, jobs, seen)
+        return run
+
+    def _show_record(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen) -> None:
+        """What the issue shows of the record itself rather than of a transition's effects (those are all
+        ``owed_effects``): the running label of a live run, put there at start, and the status comment."""
         if self.is_live(run) and seen.issue and RUNNING_LABEL not in seen.labels():
             self.api.add_labels(self.repo, seen.issue, [RUNNING_LABEL])
         self._edit_status(run, graph, jobs, seen)
-        return run
 
     def _shows_done(self, run: Run, effect: Effect, seen: Seen, jobs: dict[int, str]) -> tuple[bool, Run]:
         """Whether GitHub (for a graph event: the record) shows ``effect`` carried out. An open pull request
@@ -313,8 +281,11 @@ class GitHubRuns:
                 return RUNNING_LABEL not in labels and f"interlock:{effect.status.value}" in labels, run
             case EmitEvent():
                 return False, run  # owed only while the record does not say it was sent
-        mark = effect_mark(run, effect)
-        return mark is None or not seen.issue or seen.posted(mark), run
+            case PostMessage() | Escalate() | FileRequest():
+                mark = effect_mark(run, effect)
+                return mark is None or not seen.issue or seen.posted(mark), run
+            case _:
+                assert_never(effect)
 
     def _exact(self, run: Run, effect: Effect) -> Effect:
         """The effect with its exact words where the journal keeps them: the decision file as it was saved
@@ -365,7 +336,7 @@ class GitHubRuns:
 
     def _link_pull(self, run: Run, pull: dict[str, Any]) -> Run:
         links = {"pr": str(pull["number"]), "pr_node": pull["node_id"]}
-        return self.record(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links))[0]
+        return self.record(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links)).run
 
     def _ready_pull(self, run: Run) -> Run:
         if "pr" not in run.links:
@@ -391,7 +362,7 @@ class GitHubRuns:
         else:
             filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}"}
             key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
-            run = self.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed))[0]
+            run = self.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed)).run
         self.api.comment(self.repo, issue, f"{note}\n\n{mark}")
         return run
 

@@ -207,6 +207,18 @@ def test_local_progress_names_no_pull_request(tmp_path: Path, monkeypatch: Any) 
     assert "pull request" not in printed
 
 
+def test_a_local_gate_says_where_the_work_to_review_is_instead_of_a_pull_request(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # SPEC H1: the gate's OpenPullRequest effect is not dropped on a local run: it names the run branch
+    bench = Bench(tmp_path, {"edit": {"answer": "the quote", "write": {"q.txt": "quote"}}}, monkeypatch)
+    shell = bench.shell()
+    shell.progress = Progress(io.StringIO())
+    run = shell.start(graph_file("basics/quote-edit.json"), "Edit", "")
+    printed = shell.progress.stream.getvalue()  # type: ignore[attr-defined]
+    assert f"edit · work to review on {run.branch}: git diff {run.base}...{run.branch}" in printed
+
+
 def test_a_reason_of_several_lines_stays_inside_the_status_block(tmp_path: Path, monkeypatch: Any) -> None:
     # SPEC E2: the cause of a failed mission (its stderr) is shown under `reason`, not at the left margin
     bench = Bench(tmp_path, {"work": {"answer": "partial work\nthen: boom", "exit": 3}}, monkeypatch)

@@ -16,7 +16,7 @@ from app.engine.events import AdviceReturned, DecisionReturned, MissionFinished
 from app.engine.record import MissionKind, Run
 from app.redact import MASK, Redactor
 from app.runner.handoff import OUTCOME_FILE, read_handoff
-from app.webhooks.handlers import read_record, record_event
+from app.runner.outcomes import read_record, record_event
 from tests.runner.test_job import RUN
 
 JSON = st.recursive(

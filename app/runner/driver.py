@@ -1,0 +1,135 @@
+"""The run driver: how every shell starts a run and applies an event to it, over any journal store.
+
+Why it exists: each shell used to write this itself — the GitHub shell and the local shell each had their own
+start, their own compare-and-swap loop (with different numbers of tries), their own path and reader for the
+stored graph and their own idea of the files saved with a transition. What a transition does to the journal
+must not depend on the shell, so it is written once, here; a shell keeps only how it executes effects (on
+GitHub, or in this process) and how events reach it (webhooks, the command line).
+
+The one retry policy (SPEC J2): load the record, ``step``, save with compare-and-swap on the version read;
+on a conflict, re-read and re-apply, at once, up to ``MAX_TRIES`` times. Each conflict means another writer
+saved, so the runs as a whole always move on; giving up after that many losses in a row says something is
+wrong rather than busy. Anything a shell must hold across the retries (the local run's lock) it takes around
+``apply``: the driver never lets go of it in between.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from app.agents.prices import ModelPrice
+from app.engine.effects import AskAdvisor, AskDecision, DispatchMission, Effect, Escalate
+from app.engine.errors import InterlockError, VersionConflict
+from app.engine.events import Event, Start
+from app.engine.graph import Graph
+from app.engine.record import Run
+from app.engine.step import step
+from app.engine.validate import parse_graph
+from app.runner.orders import mission_order
+from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
+
+MAX_TRIES = 20  # compare-and-swap tries of one event, in every shell
+GRAPH_CACHE: dict[str, Graph] = {}  # content hash -> graph: a run's stored graph never changes
+GRAPH_CACHE_SIZE = 256
+
+
+def same_event(event: Event) -> Callable[[Run], Event]:
+    """For ``apply``: an event made once, that every retry re-applies as it is (never re-keyed from the
+    version a retry reads, so that a duplicate is recognised as one)."""
+    return lambda _run: event
+
+
+@dataclass(frozen=True)
+class OrderTerms:
+    """What a job's mission order names besides the effect: the advisor who answers an advisor's order, and
+    the repository's `prices:` that the job's HTTP agents estimate their cost with."""
+
+    advisor: str | None = None
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A transition as saved: the run after it, its graph, its effects, and whether it was new (``False``:
+    the event was applied before, nothing was saved and there are no effects)."""
+
+    run: Run
+    graph: Graph
+    effects: list[Effect]
+    new: bool
+
+
+class RunDriver:
+    """Starts runs and applies events over ``store``. ``orders`` gives the terms of the mission orders saved
+    with a transition that dispatches a job (the GitHub shell's jobs read them); ``None``: no orders are
+    saved, since a shell that runs its missions in-process hands each its prompt directly."""
+
+    def __init__(self, store: RunStore, orders: Callable[[], OrderTerms] | None = None, tries: int = MAX_TRIES) -> None:
+        self.store = store
+        self.orders = orders
+        self.tries = tries
+
+    def start(self, event: Start, graph: Graph) -> Applied:
+        """The run's first record, saved with the graph it runs on and the files of its first transition."""
+        run, effects = step(None, event, graph)
+        files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects)}
+        self.store.save(run, None, files, message=f"interlock: start run {run.id} on {graph.name}")
+        return Applied(run, graph, effects, True)
+
+    def apply(
+        self,
+        run_id: str,
+        make: Callable[[Run], Event],
+        graph: Graph | None = None,
+        files: dict[str, bytes] | None = None,
+        load: Callable[[str], Run] | None = None,
+    ) -> Applied:
+        """The event ``make`` builds from the current record, applied with compare-and-swap and saved with
+        ``files`` and the transition's own files. ``load`` reads the record (by default ``store.load``; the
+        GitHub shell reads files the event needs in the same call); ``graph`` defaults to the stored one."""
+        read = load or self.store.load
+        for _ in range(self.tries):
+            current = read(run_id)
+            graph = graph or self.graph_of(current)
+            run, effects = step(current, make(current), graph)
+            if run is current:
+                return Applied(run, graph, [], False)
+            try:
+                self.store.save(run, current.version, {**(files or {}), **self.transition_files(run, effects)})
+            except VersionConflict:
+                continue
+            return Applied(run, graph, effects, True)
+        raise InterlockError(f"run {run_id}: gave up after {self.tries} conflicting writes")
+
+    def graph_of(self, run: Run) -> Graph:
+        """The graph stored with the run at its start; cached by content hash, since it never changes."""
+        cached = GRAPH_CACHE.get(run.graph_hash)
+        if cached is not None:
+            return cached
+        path = graph_path(run.id)
+        data = self.store.read(path)
+        if data is None:
+            raise InterlockError(f"run {run.id} has no stored graph ({path})")
+        graph = parse_graph(json.loads(data), source=path)
+        GRAPH_CACHE[run.graph_hash] = graph
+        while len(GRAPH_CACHE) > GRAPH_CACHE_SIZE:
+            GRAPH_CACHE.pop(next(iter(GRAPH_CACHE)))
+        return graph
+
+    def transition_files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
+        """The files saved with a transition: the decision file of an escalation, and (with ``orders``) the
+        order of each mission or call it dispatches, read by the job (``app/runner/job.py``)."""
+        files = {decision_path(run.id): e.decision.encode("utf-8") for e in effects if isinstance(e, Escalate)}
+        if self.orders is None:
+            return files
+        terms: OrderTerms | None = None
+        for effect in effects:
+            if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
+                terms = terms or self.orders()  # asked only when a job is dispatched
+                agent = terms.advisor if isinstance(effect, AskAdvisor) else None
+                files[order_path(run.id, effect.seq, effect.stage)] = encode_json(
+                    mission_order(effect, agent, terms.prices)
+                )
+        return files
