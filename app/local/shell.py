@@ -167,7 +167,8 @@ class LocalShell:
             done = self.execute(run, graph, effect)
             if done is None:
                 continue
-            applied = self.driver.apply(run.id, same_event(done.event), graph, done.files)
+            event = Redactor().event(done.event)  # an answer at the prompt is a person's text: masked
+            applied = self.driver.apply(run.id, same_event(event), graph, done.files)
             run = applied.run
             self._report(run, getattr(done.event, "seq", 0))
             queue.extend(applied.effects)
