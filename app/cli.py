@@ -12,9 +12,10 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer import rich_utils
 
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
@@ -28,6 +29,8 @@ from app.redact import Redactor
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
+# click's base error, as the typer installed raises it (recent typers carry their own copy of click)
+CLICK_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 cli = typer.Typer(
     name="interlock",
@@ -279,6 +282,14 @@ register(cli)
 register_doctor(cli)
 
 
+def _show_usage_error(exc: Any) -> None:
+    """Click's error as typer shows it, its message masked by the one redactor first: it may quote an
+    argument, such as a key block given where an option was expected."""
+    exc.message = Redactor().text(str(exc.message))
+    rich_utils.rich_format_error(exc)
+    sys.exit(exc.exit_code)
+
+
 def main() -> None:
     """Console entry point: maps every failure to a message and an exit code, never a traceback."""
     problem = _undecodable(sys.argv[1:])
@@ -286,8 +297,13 @@ def main() -> None:
         typer.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
     try:
-        cli()
-        code = 0
+        result = cli(standalone_mode=False)  # click's own errors come back here, to be masked before shown
+        code = result if isinstance(result, int) else 0
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        code = 1
+    except CLICK_ERROR as exc:
+        _show_usage_error(exc)
     except GraphInvalid as exc:
         _report_graph_invalid(exc)
         code = EXIT_INVALID

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from app.cli import main
 from tests.helpers import GRAPHS, ROOT
 from tests.local.harness import AGENT, make_repo
+from tests.secret_shapes import ONE_OF_EACH, core
 
 GATED = GRAPHS / "basics" / "quote-edit.json"
 DEEP_YAML = "[" * 5000 + "]" * 5000
@@ -234,3 +235,24 @@ def test_any_bytes_as_a_graph_exit_0_1_or_2_never_70(
             main()
         sys.stderr.flush()
         assert ended.value.code in (0, 1, 2), err.getvalue()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(secrets=ONE_OF_EACH)
+def test_an_argument_the_command_line_refuses_is_masked_in_the_error(
+    monkeypatch: pytest.MonkeyPatch, secrets: dict[str, str]
+) -> None:
+    # SPEC GH9 (issue 11, item 4): click's own usage error quotes an argument it could not place (one that
+    # starts with "-", as a key block does); what it prints goes through the one redactor too
+    monkeypatch.delenv("INTERLOCK_DEBUG", raising=False)
+    for secret in secrets.values():
+        refused = secret if secret.startswith("-") else f"--{secret}"  # where an option was expected
+        for command in (["route", "run-1", refused], ["status", refused], [refused]):
+            err = io.StringIO()
+            monkeypatch.setattr(sys, "stderr", err)
+            monkeypatch.setattr(sys, "argv", ["interlock", *command])
+            with pytest.raises(SystemExit) as ended:
+                main()
+            assert ended.value.code == 2, err.getvalue()
+            assert "No such option" in err.getvalue() or "no such option" in err.getvalue().lower(), err.getvalue()
+            assert core(secret) not in err.getvalue(), err.getvalue()
