@@ -211,9 +211,7 @@ def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
         raise JobError(f"the order of mission {seq} is unreadable: {exc}") from None
 
 
-def _work(
-    run: Run, order: Order, settings: JobSettings, env: dict[str, str], listed: tuple[str, ...]
-) -> AgentOutcome:
+def _work(run: Run, order: Order, settings: JobSettings, env: dict[str, str], listed: tuple[str, ...]) -> AgentOutcome:
     """What the order asks for: the node's check, the advisor the order names (the repository's, written by
     the service; SPEC E4), or the job's own agent. Each within the job's timeout, in an environment built
     from an allow-list (``app/agents/environment.py``): the key variables of the agent that runs — none for

@@ -152,4 +152,3 @@ def test_kill_9_mid_mission_then_resume_continues_the_agents_own_session(
         (1, "deliver", "crashed", session),
         (2, "resume", "done", session),
     ]
-
