@@ -45,7 +45,7 @@ from app.graphset import find_graph
 from app.runner.orders import mission_order
 from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json, graph_path, order_path
-from app.webhooks.issue_runs import run_id_for
+from app.webhooks.issue_runs import replaced, run_id_for
 
 MAX_RETRIES = 10
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -185,7 +185,7 @@ class GitHubRuns:
         of the state branch the event needs, read with the record in the same call."""
         run, graph, effects, applied = self.record(run_id, make, files, also)
         if not applied:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
-            return self.reconcile(run, graph)
+            return run if replaced(self, run) else self.reconcile(run, graph)  # a later run owns the issue
         return self.execute(run, graph, effects)
 
     def record(

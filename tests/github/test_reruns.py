@@ -229,3 +229,24 @@ def test_the_readme_says_how_an_issue_runs_again() -> None:
     assert "Labelling the issue again after its run ended (`done` or `cancelled`) starts a new run" in readme
     assert "`issue-<n>-2`, `issue-<n>-3`" in readme
     assert "A base branch that does not exist is refused with a 202" in readme
+
+
+@pytest.mark.parametrize("end", ["merge", "close"])
+def test_a_redelivered_end_of_a_replaced_run_leaves_the_issue_to_the_new_run(world: World, end: str) -> None:
+    # SPEC GH8, GH1: the merge (or close) that ended the first run, redelivered after the issue's next run started,
+    # owes the issue nothing: the new run's `interlock:running` label stays and no ended run's label comes back
+    _, issue = world.label()
+    first = f"issue-{issue}"
+    job_of(world, first, 1, "build", "built it")
+    review_of(world, f"interlock/{first}")
+    job_of(world, first, 2, "review", "VERDICT: PASS")
+    ended = merged_payload(f"interlock/{first}")
+    ended["pull_request"] = {**ended["pull_request"], "merged": end == "merge"}
+    world.deliver("pull_request", ended, delivery="end-1")
+    assert world.label()[0] is Outcome.HANDLED
+    second = world.runs().store.load(f"issue-{issue}-2")
+    before = len(world.fake.requests)
+    assert world.deliver("pull_request", ended, delivery="end-1") is Outcome.HANDLED
+    assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
+    assert writes(world, before) == []
+    assert world.runs().store.load(second.id).version == second.version
