@@ -250,3 +250,27 @@ def test_a_redelivered_end_of_a_replaced_run_leaves_the_issue_to_the_new_run(wor
     assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
     assert writes(world, before) == []
     assert world.runs().store.load(second.id).version == second.version
+
+
+def test_of_two_labels_at_once_one_starts_the_next_run_and_the_other_is_no_failure(world: World) -> None:
+    # SPEC GH1: one live run per issue; issue 11, 11: losing the race to start it is no failure to reach GitHub or
+    # to save (a 5xx asks for a redelivery that can only be ignored). The second label's whole delivery is handled
+    # while the first one's start is under way (after its starting comment, before its save)
+    _, issue = world.label()
+    world.comment(issue, "/interlock abandon")
+    handle, outcomes = world.fake.handle, []
+
+    def racing(request: Any) -> Any:
+        response = handle(request)
+        if request.method == "POST" and request.url.path.endswith(f"/issues/{issue}/comments") and not outcomes:
+            outcomes.append(world.deliver("issues", label_payload(), delivery="label-b"))
+        return response
+
+    for route in world.fake.router.routes:
+        route.side_effect = racing
+    assert world.deliver("issues", label_payload(), delivery="label-a") is Outcome.IGNORED
+    assert outcomes == [Outcome.HANDLED]
+    second = world.runs().store.load(f"issue-{issue}-2")
+    assert second.status is Status.RUNNING and "label-b" in second.applied
+    assert world.runs().store.find(f"issue-{issue}-3") is None and len(world.fake.dispatches) == 2
+    assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
