@@ -42,6 +42,7 @@ from app.github.config import CONFIG_PATH, RepoConfig, parse_config
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.graphset import find_graph
+from app.inputfile import InputUnreadable, parse_json_text
 from app.runner.orders import mission_order
 from app.store.github import GitHubStore
 from app.store.journal import decision_path, encode_json, graph_path, order_path
@@ -89,10 +90,10 @@ class GitHubRuns:
         for folder in self.config().graphsets:
             raw = self.api.file(self.repo, f"{folder.rstrip('/')}/{name}.json", self.default_branch)
             if raw is not None:
-                try:
-                    outcome = validate_graph(json.loads(raw))
-                except ValueError as exc:
-                    return None, [f"{folder}/{name}.json is not JSON: {exc}"]
+                try:  # read with a file's limits (app/inputfile.py): a deep one is no RecursionError
+                    outcome = validate_graph(parse_json_text(f"{folder}/{name}.json", raw))
+                except InputUnreadable as exc:
+                    return None, [str(exc)]
                 return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors]
         try:
             return find_graph(name, self.library), []
