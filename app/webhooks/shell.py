@@ -96,7 +96,7 @@ class GitHubRuns:
                     return None, [str(exc)]
                 return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors]
         try:
-            return find_graph(name, self.library), []
+            return find_graph(name, self.library, paths=False), []  # a name, never a path (SPEC GH9)
         except InterlockError as exc:
             return None, [str(exc)]
 
