@@ -274,3 +274,21 @@ def test_of_two_labels_at_once_one_starts_the_next_run_and_the_other_is_no_failu
     assert second.status is Status.RUNNING and "label-b" in second.applied
     assert world.runs().store.find(f"issue-{issue}-3") is None and len(world.fake.dispatches) == 2
     assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
+
+
+@pytest.mark.parametrize(
+    "base", ["develop?x=1", "develop#top", "main/../develop", "develop%3F", "release.lock", " develop"]
+)
+def test_a_base_that_is_no_branch_name_is_a_configuration_error_before_anything_is_made(
+    world: World, settings: ServiceSettings, base: str
+) -> None:
+    # SPEC GH8, GH2: the base goes into GitHub's URLs and pull requests as it is written; `develop?x=1` was read as
+    # `develop` by the start's lookup, the run started, and every delivery after its first mission answered 500
+    # (the gate's pull request refused). It is the configuration's error: 422 naming it, nothing made
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", f"base: {json.dumps(base)}\ndefault_graph: small\n")
+    client = TestClient(create_app(settings, world.router))
+    body, headers = signed("issues", label_payload())
+    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 422 and "base" in response.json()["detail"], response.text
+    assert world.fake.dispatches == [] and world.fake.comments == {}
+    assert not any(branch.startswith("interlock/issue") for _, branch in world.fake.refs)
