@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.cli import main
+from app.engine.record import Status
+from app.store.gitstore import GitStore
 from tests.helpers import GRAPHS, ROOT
 from tests.local.harness import AGENT, make_repo
 
@@ -234,3 +236,21 @@ def test_any_bytes_as_a_graph_exit_0_1_or_2_never_70(
             main()
         sys.stderr.flush()
         assert ended.value.code in (0, 1, 2), err.getvalue()
+
+
+@pytest.mark.parametrize("stored", [b"[" * 100_000 + b"]" * 100_000, b"garbage", b"\xff\xfe"])
+@pytest.mark.parametrize("command", ["approve", "resume", "abandon"])
+def test_a_stored_graph_that_cannot_be_read_is_reported_not_exit_70(repo: Path, stored: bytes, command: str) -> None:
+    # issue 11, 10: the journal is a branch anyone with the repository can rewrite; a run's stored graph that is no
+    # JSON (or nested too deeply) ended every continuing command with an internal error
+    ran = interlock(
+        "run", GATED, "--request", "x", "--agent", AGENT, "--repo", repo, "--gates", "stop", "--run-id", "g"
+    )
+    assert ran.returncode == 0, ran.stderr
+    store = GitStore(repo)
+    run = store.load("g")
+    store.save(run, run.version, {"runs/g/graph.json": stored}, message="a graph no one can read")
+    refused = interlock(command, "g", "--repo", repo)
+    assert refused.returncode == 2, refused.stderr
+    one_error_line(refused.stderr, "stored graph of run g", "runs/g/graph.json")
+    assert GitStore(repo).load("g").status is Status.GATE_WAIT  # nothing changed

@@ -9,7 +9,6 @@ an advisory lock, so a crashed runner (kill -9) is told apart from a live one on
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import secrets
 import time
@@ -48,6 +47,7 @@ from app.engine.graph import Graph
 from app.engine.record import FINAL, Launch, Run, Status
 from app.engine.step import step
 from app.engine.validate import parse_graph
+from app.inputfile import InputUnreadable, parse_json_text
 from app.local import leftovers, missions
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
@@ -143,7 +143,11 @@ class LocalShell:
         data = self.store.read(graph_path(run.id))
         if data is None:
             raise InterlockError(f"run {run.id} has no stored graph ({graph_path(run.id)})")
-        return parse_graph(json.loads(data), source=graph_path(run.id))
+        try:  # the journal is a branch anyone can rewrite: read it like any input (issue 11, 10)
+            stored = parse_json_text(graph_path(run.id), data)
+        except InputUnreadable as exc:
+            raise InterlockError(f"the stored graph of run {run.id} cannot be read: {exc}") from None
+        return parse_graph(stored, source=graph_path(run.id))
 
     def send(self, run_id: str, make: Callable[[Run], Event], drive: bool = True) -> Run:
         """Apply a person's event (approve, resume, stop...) and, unless told not to, drive the run on."""
