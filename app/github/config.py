@@ -36,6 +36,7 @@ CONFIG_PATH = ".github/interlock.yml"
 CONFIG_LIMIT = 1024 * 1024  # the most GitHub's contents API returns inline; a configuration is a few lines
 # a branch name git accepts and a URL path carries as it is (`?`, `#`, `%` and spaces would not be)
 BRANCH_NAME = re.compile(r"[A-Za-z0-9_.+@-]+(?:/[A-Za-z0-9_.+@-]+)*", re.ASCII)
+WORKFLOW_FILE = re.compile(r"[A-Za-z0-9_.-]+\.ya?ml", re.ASCII)  # a file of .github/workflows, by its name
 PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
 
@@ -82,6 +83,14 @@ class RepoConfig(BaseModel):
         parts = value.split("/")
         if not BRANCH_NAME.fullmatch(value) or any(p.startswith(".") or p.endswith((".", ".lock")) for p in parts):
             raise ValueError("not a branch name: letters, digits and `_.+@-`, in parts joined by `/`")
+        return value
+
+    @field_validator("workflow")
+    @classmethod
+    def _workflow_file(cls, value: str) -> str:
+        """The dispatch's URL carries it as written and a job's end is matched on `.github/workflows/<it>`."""
+        if not WORKFLOW_FILE.fullmatch(value) or value.startswith("."):
+            raise ValueError("not the file name of a workflow in .github/workflows (like `interlock.yml`)")
         return value
 
     def runs_on(self, capability: str) -> str:

@@ -292,3 +292,19 @@ def test_a_base_that_is_no_branch_name_is_a_configuration_error_before_anything_
     assert response.status_code == 422 and "base" in response.json()["detail"], response.text
     assert world.fake.dispatches == [] and world.fake.comments == {}
     assert not any(branch.startswith("interlock/issue") for _, branch in world.fake.refs)
+
+
+@pytest.mark.parametrize("workflow", ["interlock.yml?x=1", "../interlock.yml", "interlock.yml#x", "sub/interlock.yml"])
+def test_a_workflow_that_is_no_file_name_of_github_workflows_is_a_configuration_error(
+    world: World, settings: ServiceSettings, workflow: str
+) -> None:
+    # SPEC GH3, GH8: the workflow goes into the dispatch's URL as written, and a job's end is matched on
+    # `.github/workflows/<workflow>`; `interlock.yml?x=1` dispatched `interlock.yml`, whose ends were then never
+    # matched: the run waited for ever. It is the configuration's error: 422 naming it, nothing made
+    config = f"base: develop\ndefault_graph: small\nworkflow: {json.dumps(workflow)}\n"
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
+    client = TestClient(create_app(settings, world.router))
+    body, headers = signed("issues", label_payload())
+    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 422 and "workflow" in response.json()["detail"], response.text
+    assert world.fake.dispatches == [] and world.fake.comments == {}
