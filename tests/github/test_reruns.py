@@ -294,7 +294,7 @@ def test_a_base_that_is_no_branch_name_is_a_configuration_error_before_anything_
     assert not any(branch.startswith("interlock/issue") for _, branch in world.fake.refs)
 
 
-@pytest.mark.parametrize("workflow", ["interlock.yml?x=1", "../interlock.yml", "interlock.yml#x", "sub/interlock.yml"])
+@pytest.mark.parametrize("workflow", ["interlock.yml?x=1", ".interlock.yml", "interlock.yml#x", "sub/interlock.yml"])
 def test_a_workflow_that_is_no_file_name_of_github_workflows_is_a_configuration_error(
     world: World, settings: ServiceSettings, workflow: str
 ) -> None:
