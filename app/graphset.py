@@ -109,10 +109,11 @@ def load_graphset(folder: Path, team: Team | None = None) -> dict[str, Graph]:
     return graphs
 
 
-def find_graph(reference: str, search: list[Path]) -> Graph:
-    """A graph given as a file path, or by name inside one of the ``search`` graphsets."""
+def find_graph(reference: str, search: list[Path], *, paths: bool = True) -> Graph:
+    """A graph given as a file path, or by name inside one of the ``search`` graphsets. ``paths=False``: by name
+    only — a name from GitHub (a label, the repository's configuration) never reads the service's own disk."""
     candidate = Path(reference)
-    if candidate.is_file() or reference.endswith(".json"):
+    if paths and (candidate.is_file() or reference.endswith(".json")):
         return load_graph(candidate)
     for folder in search:
         if folder.is_dir():

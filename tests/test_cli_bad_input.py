@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.cli import main
+from app.engine.record import Status
+from app.store.gitstore import GitStore
 from tests.helpers import GRAPHS, ROOT
 from tests.local.harness import AGENT, make_repo
 from tests.secret_shapes import ONE_OF_EACH, core
@@ -256,3 +258,21 @@ def test_an_argument_the_command_line_refuses_is_masked_in_the_error(
             assert ended.value.code == 2, err.getvalue()
             assert "No such option" in err.getvalue() or "no such option" in err.getvalue().lower(), err.getvalue()
             assert core(secret) not in err.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("stored", [b"[" * 100_000 + b"]" * 100_000, b"garbage", b"\xff\xfe"])
+@pytest.mark.parametrize("command", ["approve", "resume", "abandon"])
+def test_a_stored_graph_that_cannot_be_read_is_reported_not_exit_70(repo: Path, stored: bytes, command: str) -> None:
+    # issue 11, 10: the journal is a branch anyone with the repository can rewrite; a run's stored graph that is no
+    # JSON (or nested too deeply) ended every continuing command with an internal error
+    ran = interlock(
+        "run", GATED, "--request", "x", "--agent", AGENT, "--repo", repo, "--gates", "stop", "--run-id", "g"
+    )
+    assert ran.returncode == 0, ran.stderr
+    store = GitStore(repo)
+    run = store.load("g")
+    store.save(run, run.version, {"runs/g/graph.json": stored}, message="a graph no one can read")
+    refused = interlock(command, "g", "--repo", repo)
+    assert refused.returncode == 2, refused.stderr
+    one_error_line(refused.stderr, "stored graph of run g", "runs/g/graph.json")
+    assert GitStore(repo).load("g").status is Status.GATE_WAIT  # nothing changed

@@ -215,7 +215,7 @@ def _noted(answer: str, problem: str) -> str:
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested too deeply to read is no event either (issue 11, 10)
         return None
 
 

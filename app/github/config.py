@@ -21,9 +21,10 @@ upstream: [octo/lib, octo-tools/*]   # where a NEEDS_UPSTREAM request may be fil
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
@@ -33,6 +34,9 @@ from app.inputfile import InputUnreadable, parse_yaml_text
 
 CONFIG_PATH = ".github/interlock.yml"
 CONFIG_LIMIT = 1024 * 1024  # the most GitHub's contents API returns inline; a configuration is a few lines
+# a branch name git accepts and a URL path carries as it is (`?`, `#`, `%` and spaces would not be)
+BRANCH_NAME = re.compile(r"[A-Za-z0-9_.+@-]+(?:/[A-Za-z0-9_.+@-]+)*", re.ASCII)
+WORKFLOW_FILE = re.compile(r"[A-Za-z0-9_.-]+\.ya?ml", re.ASCII)  # a file of .github/workflows, by its name
 PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
 
@@ -70,6 +74,24 @@ class RepoConfig(BaseModel):
         default_factory=dict,
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
     )
+
+    @field_validator("base")
+    @classmethod
+    def _branch_name(cls, value: str) -> str:
+        """The base goes into GitHub's URLs and pull requests as written: `develop?x=1` was read as `develop` by
+        the start's lookup, and every later step (the gate's pull request) failed for good."""
+        parts = value.split("/")
+        if not BRANCH_NAME.fullmatch(value) or any(p.startswith(".") or p.endswith((".", ".lock")) for p in parts):
+            raise ValueError("not a branch name: letters, digits and `_.+@-`, in parts joined by `/`")
+        return value
+
+    @field_validator("workflow")
+    @classmethod
+    def _workflow_file(cls, value: str) -> str:
+        """The dispatch's URL carries it as written and a job's end is matched on `.github/workflows/<it>`."""
+        if not WORKFLOW_FILE.fullmatch(value) or value.startswith("."):
+            raise ValueError("not the file name of a workflow in .github/workflows (like `interlock.yml`)")
+        return value
 
     def runs_on(self, capability: str) -> str:
         """The mission workflow's ``runner`` input: its ``runs-on`` as JSON, for ``fromJSON`` in the workflow."""

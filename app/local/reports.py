@@ -42,14 +42,23 @@ def board_rows(
     ]
 
 
+def stored_record(data: bytes | None) -> dict[str, Any]:
+    """A mission record of the journal, ``{}`` when there is none or it is no JSON object: the journal is a branch
+    anyone with the repository can rewrite, and a view of it never ends in an internal error (issue 11, 10)."""
+    try:
+        record = json.loads(data) if data is not None else {}
+    except (ValueError, RecursionError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
     """Every mission, from the full records stored beside the run; summaries fill in what is in flight."""
     rows: dict[int, dict[str, Any]] = {}
     for path in store.list_files(missions_folder(run.id)):
-        data = store.read(path)
-        if data is None:
-            continue
-        record = json.loads(data)
+        record = stored_record(store.read(path))
+        if not isinstance(record.get("seq"), int):
+            continue  # unreadable: the run's own summary of the mission shows instead
         rows[record["seq"]] = {
             key: record.get(key) for key in ("seq", "kind", "stage", "status", "agent", "model", "duration_s", "usage")
         }
@@ -161,7 +170,7 @@ def gate_answer(run: Run, store: JournalStore, lines: int = SCREEN_MAX) -> dict[
     seq = max(worked, default=gate.mission)
     path = mission_path(run.id, seq, gate.stage)
     data = store.read(path)
-    answer = str(json.loads(data).get("answer") or "") if data is not None else ""
+    answer = str(stored_record(data).get("answer") or "")
     every = answer.splitlines()
     return {
         "mission": seq,

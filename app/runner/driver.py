@@ -15,7 +15,6 @@ wrong rather than busy. Anything a shell must hold across the retries (the local
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ from app.engine.graph import Graph
 from app.engine.record import Run
 from app.engine.step import step
 from app.engine.validate import parse_graph
+from app.inputfile import InputUnreadable, parse_json_text
 from app.runner.orders import mission_order
 from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
 
@@ -112,7 +112,11 @@ class RunDriver:
         data = self.store.read(path)
         if data is None:
             raise InterlockError(f"run {run.id} has no stored graph ({path})")
-        graph = parse_graph(json.loads(data), source=path)
+        try:  # the journal is a branch anyone with push access can rewrite: read it like any input (issue 11)
+            stored = parse_json_text(path, data)
+        except InputUnreadable as exc:
+            raise InterlockError(f"the stored graph of run {run.id} cannot be read: {exc}") from None
+        graph = parse_graph(stored, source=path)
         GRAPH_CACHE[run.graph_hash] = graph
         while len(GRAPH_CACHE) > GRAPH_CACHE_SIZE:
             GRAPH_CACHE.pop(next(iter(GRAPH_CACHE)))

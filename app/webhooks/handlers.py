@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine import events as ev
-from app.engine.errors import EventRejected, RunNotFound
+from app.engine.errors import EventRejected, RunNotFound, VersionConflict
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run
 from app.github.client import GitHubApp
@@ -135,6 +135,9 @@ class Handlers:
             log.warning("refused %s: %s", delivery.describe(), exc)
             fix = "Nothing was started; once that is done, redeliver this delivery or label the issue again."
             self._say_once(runs, issue, delivery, f"Interlock cannot start: {exc}. {fix}")
+            return Outcome.IGNORED
+        except VersionConflict:  # SPEC GH1: a label delivered at the same time started the run first
+            log.info("ignored %s: another delivery started the issue's run first", delivery.describe())
             return Outcome.IGNORED
         return Outcome.HANDLED
 

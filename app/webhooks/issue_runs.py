@@ -53,6 +53,16 @@ def issue_runs(runs: GitHubRuns, issue: int, first: Run | None = None) -> list[R
     return found
 
 
+def replaced(runs: GitHubRuns, run: Run) -> bool:
+    """Whether ``run`` ended and a later run of its issue started: the issue's labels and status are that run's
+    now, so a redelivery of an event the ended run took (its merge, a job's end) owes the issue nothing."""
+    issue = run.links.get("issue", "")
+    if runs.is_live(run) or not issue.isdigit():
+        return False
+    ids = [found.id for found in issue_runs(runs, int(issue))]
+    return run.id in ids[:-1]
+
+
 def apply_to_issue(runs: GitHubRuns, issue: int, key: str, make: Callable[[Run], Event]) -> Run:
     """``make``'s event applied to the issue's latest run. The first run is read as the event is applied; only when
     it has ended are later ids probed. A redelivery of an event a replaced run took changes nothing: the issue's

@@ -8,7 +8,6 @@ gates as pull-request reviews, messages as issue comments, the status comment ed
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -41,10 +40,11 @@ from app.github.config import CONFIG_PATH, RepoConfig, parse_config
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.graphset import find_graph
+from app.inputfile import InputUnreadable, parse_json_text
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
-from app.webhooks.issue_runs import run_id_for
+from app.webhooks.issue_runs import replaced, run_id_for
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
 UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
@@ -87,13 +87,13 @@ class GitHubRuns:
         for folder in self.config().graphsets:
             raw = self.api.file(self.repo, f"{folder.rstrip('/')}/{name}.json", self.default_branch)
             if raw is not None:
-                try:
-                    outcome = validate_graph(json.loads(raw))
-                except ValueError as exc:
-                    return None, [f"{folder}/{name}.json is not JSON: {exc}"]
+                try:  # read with a file's limits (app/inputfile.py): a deep one is no RecursionError
+                    outcome = validate_graph(parse_json_text(f"{folder}/{name}.json", raw))
+                except InputUnreadable as exc:
+                    return None, [str(exc)]
                 return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors]
         try:
-            return find_graph(name, self.library), []
+            return find_graph(name, self.library, paths=False), []  # a name, never a path (SPEC GH9)
         except InterlockError as exc:
             return None, [str(exc)]
 
@@ -169,6 +169,8 @@ class GitHubRuns:
         of the state branch the event needs, read with the record in the same call."""
         applied = self.record(run_id, make, files, also)
         if not applied.new:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
+            if replaced(self, applied.run):  # a later run of the issue owns its labels and state now
+                return applied.run
             return self.reconcile(applied.run, applied.graph)
         return self.execute(applied.run, applied.graph, applied.effects)
 

@@ -306,6 +306,17 @@ def test_claude_output_that_is_not_json_is_the_answer_as_is(fake_bin: Path, work
     assert outcome.usage.cost_usd is None  # SPEC P3: Claude ran; what it cost is unknown, never $0
 
 
+def test_claude_output_of_json_nested_too_deeply_is_the_answer_as_is_not_a_crash(
+    fake_bin: Path, workdir: Path, record_file: Path
+) -> None:
+    # issue 11, 10: an agent's output is input too; a line no JSON reader can hold (a RecursionError) ended the
+    # runner with exit 70 and left its run `running` without a process. It is text like any line that is not JSON
+    raw = "[" * 50_000 + "]" * 50_000 + "\nVERDICT: PASS\n"
+    outcome = ClaudeAgent().run(make_call(workdir, record_file, env={"FAKE_STDOUT": raw}))
+    assert outcome.status is MissionStatus.DONE
+    assert outcome.answer == raw
+
+
 def test_claude_cut_short_before_its_result_has_an_unknown_cost_not_zero(
     fake_bin: Path, workdir: Path, record_file: Path
 ) -> None:

@@ -212,3 +212,22 @@ def test_the_readme_states_the_limits_the_readers_apply() -> None:
     assert 64 * kib == KEY_LIMIT and "(`GITHUB_APP_PRIVATE_KEY_PATH`, at most 64 KiB)" in said
     assert 25 * mib == appless.PAYLOAD_LIMIT and "(`GITHUB_EVENT_PATH`, at most 25 MiB)" in said
     assert 1 * mib == CONFIG_LIMIT and "`.github/interlock.yml` (at most 1 MiB)" in said
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [(DEEP_JSON, "nested too deeply"), ('{"a": ' * 3000 + "1" + "}" * 3000, "nested too deeply")],
+)
+def test_a_graph_of_the_repository_nested_too_deeply_is_reported_on_the_issue_not_a_crash(
+    world: World,  # noqa: F811
+    text: str,
+    reason: str,
+) -> None:
+    # SPEC G6, GH1: a graph in the repository's graphsets is input anyone who can push writes, read with the same
+    # limits; a label naming it gets the comment saying why it cannot start, never a RecursionError (a 5xx)
+    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/small.json", text)
+    outcome, issue = world.label()
+    assert outcome.value == "handled"
+    said = [comment["body"] for comment in world.fake.comments.values()]
+    assert len(said) == 1 and "graph `small` is not valid" in said[0] and reason in said[0], said
+    assert world.runs().store.find(f"issue-{issue}") is None

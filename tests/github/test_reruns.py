@@ -229,3 +229,82 @@ def test_the_readme_says_how_an_issue_runs_again() -> None:
     assert "Labelling the issue again after its run ended (`done` or `cancelled`) starts a new run" in readme
     assert "`issue-<n>-2`, `issue-<n>-3`" in readme
     assert "A base branch that does not exist is refused with a 202" in readme
+
+
+@pytest.mark.parametrize("end", ["merge", "close"])
+def test_a_redelivered_end_of_a_replaced_run_leaves_the_issue_to_the_new_run(world: World, end: str) -> None:
+    # SPEC GH8, GH1: the merge (or close) that ended the first run, redelivered after the issue's next run started,
+    # owes the issue nothing: the new run's `interlock:running` label stays and no ended run's label comes back
+    _, issue = world.label()
+    first = f"issue-{issue}"
+    job_of(world, first, 1, "build", "built it")
+    review_of(world, f"interlock/{first}")
+    job_of(world, first, 2, "review", "VERDICT: PASS")
+    ended = merged_payload(f"interlock/{first}")
+    ended["pull_request"] = {**ended["pull_request"], "merged": end == "merge"}
+    world.deliver("pull_request", ended, delivery="end-1")
+    assert world.label()[0] is Outcome.HANDLED
+    second = world.runs().store.load(f"issue-{issue}-2")
+    before = len(world.fake.requests)
+    assert world.deliver("pull_request", ended, delivery="end-1") is Outcome.HANDLED
+    assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
+    assert writes(world, before) == []
+    assert world.runs().store.load(second.id).version == second.version
+
+
+def test_of_two_labels_at_once_one_starts_the_next_run_and_the_other_is_no_failure(world: World) -> None:
+    # SPEC GH1: one live run per issue; issue 11, 11: losing the race to start it is no failure to reach GitHub or
+    # to save (a 5xx asks for a redelivery that can only be ignored). The second label's whole delivery is handled
+    # while the first one's start is under way (after its starting comment, before its save)
+    _, issue = world.label()
+    world.comment(issue, "/interlock abandon")
+    handle, outcomes = world.fake.handle, []
+
+    def racing(request: Any) -> Any:
+        response = handle(request)
+        if request.method == "POST" and request.url.path.endswith(f"/issues/{issue}/comments") and not outcomes:
+            outcomes.append(world.deliver("issues", label_payload(), delivery="label-b"))
+        return response
+
+    for route in world.fake.router.routes:
+        route.side_effect = racing
+    assert world.deliver("issues", label_payload(), delivery="label-a") is Outcome.IGNORED
+    assert outcomes == [Outcome.HANDLED]
+    second = world.runs().store.load(f"issue-{issue}-2")
+    assert second.status is Status.RUNNING and "label-b" in second.applied
+    assert world.runs().store.find(f"issue-{issue}-3") is None and len(world.fake.dispatches) == 2
+    assert world.fake.labels[(REPO, issue)] == ["interlock:running"]
+
+
+@pytest.mark.parametrize(
+    "base", ["develop?x=1", "develop#top", "main/../develop", "develop%3F", "release.lock", " develop"]
+)
+def test_a_base_that_is_no_branch_name_is_a_configuration_error_before_anything_is_made(
+    world: World, settings: ServiceSettings, base: str
+) -> None:
+    # SPEC GH8, GH2: the base goes into GitHub's URLs and pull requests as it is written; `develop?x=1` was read as
+    # `develop` by the start's lookup, the run started, and every delivery after its first mission answered 500
+    # (the gate's pull request refused). It is the configuration's error: 422 naming it, nothing made
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", f"base: {json.dumps(base)}\ndefault_graph: small\n")
+    client = TestClient(create_app(settings, world.router))
+    body, headers = signed("issues", label_payload())
+    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 422 and "base" in response.json()["detail"], response.text
+    assert world.fake.dispatches == [] and world.fake.comments == {}
+    assert not any(branch.startswith("interlock/issue") for _, branch in world.fake.refs)
+
+
+@pytest.mark.parametrize("workflow", ["interlock.yml?x=1", ".interlock.yml", "interlock.yml#x", "sub/interlock.yml"])
+def test_a_workflow_that_is_no_file_name_of_github_workflows_is_a_configuration_error(
+    world: World, settings: ServiceSettings, workflow: str
+) -> None:
+    # SPEC GH3, GH8: the workflow goes into the dispatch's URL as written, and a job's end is matched on
+    # `.github/workflows/<workflow>`; `interlock.yml?x=1` dispatched `interlock.yml`, whose ends were then never
+    # matched: the run waited for ever. It is the configuration's error: 422 naming it, nothing made
+    config = f"base: develop\ndefault_graph: small\nworkflow: {json.dumps(workflow)}\n"
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
+    client = TestClient(create_app(settings, world.router))
+    body, headers = signed("issues", label_payload())
+    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
+    assert response.status_code == 422 and "workflow" in response.json()["detail"], response.text
+    assert world.fake.dispatches == [] and world.fake.comments == {}

@@ -8,6 +8,9 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from app.store.gitstore import GitStore
 from tests.helpers import ROOT
 from tests.local.harness import AGENT
 from tests.local.test_processes import interlock, setup, start, wait_for
@@ -82,3 +85,22 @@ def test_merging_the_run_branch_is_seen_by_status_and_board(tmp_path: Path) -> N
     subprocess.run([*git, "merge", "-q", "--no-ff", "-m", "merge m2", "interlock/m2"], check=True)
     shown = interlock("status", "m2", env=env, repo=repo)
     assert "status   done" in shown.stdout and "interlock/m2 was merged into develop" in shown.stderr
+
+
+@pytest.mark.parametrize("record", [b"[" * 100_000 + b"]" * 100_000, b"not json", b"[1, 2]", b'{"answer": 3}'])
+def test_views_of_a_run_whose_mission_record_is_unreadable_say_so_and_never_exit_70(
+    tmp_path: Path, record: bytes
+) -> None:
+    # issue 11, 10: the journal is a branch anyone with the repository (an agent too) can rewrite; a mission record
+    # that is no JSON object (or one nested too deeply to read) ended `status` and `journey` with exit 70
+    repo, env = setup(tmp_path, {"edit": {"answer": "Changed the quote.", "write": {"q.txt": "hi"}}})
+    ran = interlock("run", GATED, "--request", "Edit", "--agent", AGENT, "--run-id", "g", env=env, repo=repo)
+    assert ran.returncode == 0, ran.stderr
+    store = GitStore(repo)
+    run = store.load("g")
+    store.save(run, run.version, {"runs/g/missions/0001-edit.json": record}, message="an unreadable record")
+    for view in ("status", "journey"):
+        shown = interlock(view, "g", env=env, repo=repo)
+        assert shown.returncode == 0 and "internal error" not in shown.stderr, shown.stderr
+    journey = json.loads(interlock("journey", "g", "--json", env=env, repo=repo).stdout)
+    assert [(row["seq"], row["stage"]) for row in journey] == [(1, "edit")]  # the run's own summary still shows
