@@ -98,4 +98,5 @@ def outcome_data(outcome: AgentOutcome) -> dict[str, Any]:
         "duration_s": outcome.duration_s,
         "agent": outcome.agent,
         "model": outcome.model,
+        **({"tool_scope": outcome.tool_scope} if outcome.tool_scope else {}),
     }
