@@ -46,11 +46,15 @@ def same_event(event: Event) -> Callable[[Run], Event]:
 class OrderTerms:
     """What a job's mission order names besides the effect: the advisor who answers an advisor's order, the
     repository's `prices:` that the job's HTTP agents estimate their cost with, and the team whose roles do
-    the missions (their agent, model and tools go into each order; ``None``: the job's default agent)."""
+    the missions (their agent, model and tools go into each order; ``None``: the job's default agent). The
+    team may be given as a function of the run, for a repository whose runs belong to different teams."""
 
     advisor: str | None = None
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
-    team: Team | None = None
+    team: Team | Callable[[Run], Team | None] | None = None
+
+    def team_of(self, run: Run) -> Team | None:
+        return self.team(run) if callable(self.team) else self.team
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,7 @@ class RunDriver:
             if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
                 terms = terms or self.orders()  # asked only when a job is dispatched
                 agent = terms.advisor if isinstance(effect, AskAdvisor) else None
-                role = role_for(terms.team, effect.capability) if isinstance(effect, DispatchMission) else None
+                role = role_for(terms.team_of(run), effect.capability) if isinstance(effect, DispatchMission) else None
                 files[order_path(run.id, effect.seq, effect.stage)] = encode_json(
                     mission_order(effect, agent, terms.prices, role)
                 )

@@ -89,6 +89,10 @@ def test_the_driver_puts_the_teams_role_in_each_order_it_saves() -> None:
         "agent": "codex",
         "model": "o4-mini",
     }
+    per_run = MemoryStore()
+    chosen = RunDriver(per_run, lambda: OrderTerms(team=lambda run: TEAM if run.id == "r-1" else None))
+    chosen.start(Start(key="s", at=AT, run_id="r-1", title="T"), g)
+    assert json.loads(per_run.read(order_path("r-1", 1, "work")) or b"{}")["role"] == "dev"
     plain = MemoryStore()
     RunDriver(plain, lambda: OrderTerms()).start(Start(key="s", at=AT, run_id="r-1", title="T"), g)
     assert "role" not in json.loads(plain.read(order_path("r-1", 1, "work")) or b"{}")
