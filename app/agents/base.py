@@ -17,6 +17,8 @@ from typing import Any, Protocol
 from app.engine.record import MissionKind, MissionStatus, Usage
 
 DEFAULT_TIMEOUT_S = 3600.0
+NOT_ENFORCED = "not enforced"  # what the record and the journey say of a whitelist an agent cannot keep to
+WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"})  # tools that can change files
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ class AgentOutcome:
     duration_s: float = 0.0
     agent: str = ""
     model: str | None = None
+    # How the agent kept to the role's tool whitelist: the flags that enforce it, or NOT_ENFORCED; "" when
+    # the mission had no whitelist (SPEC U1).
+    tool_scope: str = ""
 
     def with_(self, **changes: Any) -> AgentOutcome:
         return replace(self, **changes)
@@ -80,6 +85,20 @@ class Agent(Protocol):
     name: str
 
     def run(self, call: AgentCall) -> AgentOutcome: ...
+
+
+def tool_name(tool: str) -> str:
+    """The tool a whitelist entry names: ``Edit`` of ``Edit(src/**)``, ``Bash`` of ``Bash(git:*)``."""
+    return tool.split("(", 1)[0].strip()
+
+
+def tool_scope(agent: object, tools: tuple[str, ...]) -> str:
+    """How ``agent`` keeps to ``tools``: what its own ``tool_scope`` says, else (an agent that has none)
+    NOT_ENFORCED; "" for no whitelist. Never silence: a whitelist nobody enforces is said to be so."""
+    if not tools:
+        return ""
+    scope = getattr(agent, "tool_scope", None)
+    return str(scope(tools)) if callable(scope) else NOT_ENFORCED
 
 
 def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:

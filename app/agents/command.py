@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Protocol
 
-from app.agents.base import AgentCall, AgentOutcome, read_usage
+from app.agents.base import NOT_ENFORCED, AgentCall, AgentOutcome, read_usage
 from app.agents.environment import process_environment
 from app.engine.record import MissionStatus, Usage
 
@@ -44,6 +44,11 @@ class CommandAgent:
         if isinstance(self.command, list):
             return list(self.command)
         return ["/bin/sh", "-c", self.command]
+
+    def tool_scope(self, tools: tuple[str, ...]) -> str:
+        """How this agent keeps to a role's tool whitelist: a command line takes no whitelist, so it is said
+        to be not enforced (the prompt still lists the tools); presets that can enforce one say how."""
+        return NOT_ENFORCED if tools else ""
 
     def reader(self, call: AgentCall) -> LineReader | None:
         """What reads the output as it comes, if anything; presets that see a session id early return one."""
@@ -100,6 +105,7 @@ class CommandAgent:
             duration_s=round(elapsed, 3),
             agent=self.name,
             model=model or file_model or call.model,
+            tool_scope=self.tool_scope(call.tools),
         )
 
 

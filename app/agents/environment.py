@@ -33,6 +33,7 @@ AGENT_KEYS = {
     "openai": OPENAI,
     "aider": (*ANTHROPIC, *OPENAI),
 }
+KEY_NAMES = frozenset(name for names in AGENT_KEYS.values() for name in names)
 READ_TOKEN_NAMES = ("GITHUB_TOKEN", "GH_TOKEN")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Never passed, even when listed: Interlock's tokens, the runner's credentials, the files that change later steps.
@@ -67,12 +68,17 @@ def parse_names(text: str) -> tuple[str, ...]:
 def allowed_environment(
     source: Mapping[str, str], names: Iterable[str] = (), read_token: str | None = None
 ) -> dict[str, str]:
-    """The environment of an agent or check in a job: the allowed names of ``source`` and the read token."""
+    """The environment of an agent or check in a job: the allowed names of ``source`` and the read token.
+    An empty key variable is left out: the workflow passes every preset's secrets, and a secret the
+    repository does not have arrives empty — an agent must see no key, not an empty one (an empty
+    ``OPENAI_BASE_URL`` would be a URL)."""
     wanted = {*BASE, *PASSED, *names}
     env = {
         name: value
         for name, value in source.items()
-        if (name in wanted or name.startswith(LOCALE_PREFIX)) and not REFUSED.match(name)
+        if (name in wanted or name.startswith(LOCALE_PREFIX))
+        and not REFUSED.match(name)
+        and (value or name not in KEY_NAMES)
     }
     if read_token:
         env.update(dict.fromkeys(READ_TOKEN_NAMES, read_token))

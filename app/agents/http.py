@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from app.agents.base import AgentCall, AgentOutcome
+from app.agents.base import NOT_ENFORCED, AgentCall, AgentOutcome
 from app.agents.prices import ModelPrice, PriceTable, price_table
 from app.engine.record import MissionStatus, Usage
 
@@ -71,6 +71,11 @@ class ChatAgent:
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
         raise NotImplementedError
 
+    def tool_scope(self, tools: tuple[str, ...]) -> str:
+        """A chat API is offered no tools by Interlock, so a role's whitelist is not enforced by it: the
+        record says so rather than nothing (SPEC U1)."""
+        return NOT_ENFORCED if tools else ""
+
     def missing_key(self) -> str | None:
         """The hosted API needs a key: say so before any request. A server of your own (vLLM, Ollama, a
         proxy) may need none."""
@@ -82,12 +87,12 @@ class ChatAgent:
         started = time.monotonic()
         missing = self.missing_key()
         if missing is not None:
-            return self._failed(Problem(missing, final=True), started)
+            return self._failed(call, Problem(missing, final=True), started)
         url, headers, body = self.request(call)
         with httpx.Client(timeout=min(self.timeout_s, call.timeout_s), transport=self.transport) as client:
             answer = self._send(client, url, headers, body)
         if isinstance(answer, Problem):
-            return self._failed(answer, started)
+            return self._failed(call, answer, started)
         return self._outcome(call, answer, time.monotonic() - started)
 
     def _send(
@@ -112,13 +117,14 @@ class ChatAgent:
             return response
         return problem
 
-    def _failed(self, problem: Problem, started: float) -> AgentOutcome:
+    def _failed(self, call: AgentCall, problem: Problem, started: float) -> AgentOutcome:
         return AgentOutcome(
             status=problem.status,
             answer=problem.text,
             agent=self.name,
-            model=self.model,
+            model=call.model or self.model,
             duration_s=round(time.monotonic() - started, 3),
+            tool_scope=self.tool_scope(call.tools),
         )
 
     def _outcome(self, call: AgentCall, response: httpx.Response, elapsed: float) -> AgentOutcome:
@@ -126,9 +132,10 @@ class ChatAgent:
             status=MissionStatus.FAILED,
             answer="",
             agent=self.name,
-            model=self.model,
+            model=call.model or self.model,
             duration_s=round(elapsed, 3),
             exit_code=response.status_code,
+            tool_scope=self.tool_scope(call.tools),
         )
         if response.status_code >= 400:
             return base.with_(answer=f"{self.name} answered HTTP {response.status_code}: {response.text[:2000]}")
@@ -137,7 +144,8 @@ class ChatAgent:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
         usage = self.prices.estimate(usage, model, call.model or self.model).but(seconds=round(elapsed, 3))
-        return base.with_(status=MissionStatus.DONE, answer=answer, usage=usage, model=model or self.model)
+        used = model or call.model or self.model
+        return base.with_(status=MissionStatus.DONE, answer=answer, usage=usage, model=used)
 
 
 def _backoff(attempt: int, retry_after: str | None) -> float:

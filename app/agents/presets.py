@@ -2,11 +2,18 @@
 
 - Claude Code: ``claude -p --output-format stream-json --verbose``: JSON lines, the first a ``system``
   ``init`` event with the session id, the last a ``result`` event with the answer, usage, cost and session
-  id; ``--resume <id>`` for a mission interrupted mid-way, ``--allowedTools`` from the role's whitelist.
+  id; ``--resume <id>`` for a mission interrupted mid-way. A role's whitelist becomes ``--tools`` (the
+  built-in tools offered at all) and ``--allowedTools`` (the entries, patterns such as ``Bash(git:*)``
+  included, that run without a permission prompt nobody could answer).
 - Codex CLI: ``codex exec --json`` with the prompt on stdin: JSON lines, the first ``thread.started`` with
   the thread (session) id, ``turn.completed`` with usage, ``item.completed`` with the agent's messages;
-  ``--output-last-message`` for the answer; ``codex exec resume <id>`` to resume.
-- Aider: ``aider --message-file`` with auto-commits off, since Interlock makes the commits.
+  ``--output-last-message`` for the answer; ``codex exec resume <id>`` to resume. Codex takes no list of
+  tools: a role's whitelist becomes its sandbox, ``read-only`` unless the list holds a tool that writes
+  (``WRITE_TOOLS``), else ``workspace-write``, with approvals ``never`` (nobody is there to approve).
+- Aider: ``aider --message-file`` with auto-commits off, since Interlock makes the commits. A role's
+  whitelist becomes its file scope: no tool that writes is ``--chat-mode ask`` (it edits nothing); write
+  tools scoped to files (``Edit(src/app.py)``) add those files with ``--file``; an unscoped write tool
+  leaves aider free, and the record says the whitelist is not enforced.
 
 Both JSON-lines presets read the output as it comes and pass the session id on the moment it appears
 (``AgentCall.on_session``), so a runner killed mid-mission can still resume that session (SPEC J3).
@@ -19,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
 
-from app.agents.base import AgentCall
+from app.agents.base import NOT_ENFORCED, WRITE_TOOLS, AgentCall, tool_name
 from app.agents.command import CommandAgent, LineReader, Parsed
 from app.agents.prices import PriceTable, price_table
 from app.engine.record import MissionKind, Usage
@@ -99,11 +106,22 @@ class ClaudeAgent(CliPreset):
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
         if call.model:
             argv += ["--model", call.model]
-        if call.tools:
-            argv += ["--allowedTools", ",".join(call.tools)]
+        argv += self.tool_flags(call.tools)
         if call.session_id and call.kind is MissionKind.RESUME:
             argv += ["--resume", call.session_id]
         return argv + self.extra
+
+    @staticmethod
+    def tool_flags(tools: tuple[str, ...]) -> list[str]:
+        """The built-in tools offered (``--tools``, names only) and the entries allowed without a prompt
+        (``--allowedTools``, patterns kept): a tool outside the whitelist is not offered (SPEC U1)."""
+        if not tools:
+            return []
+        names = ",".join(dict.fromkeys(tool_name(tool) for tool in tools))
+        return ["--tools", names, "--allowedTools", ",".join(tools)]
+
+    def tool_scope(self, tools: tuple[str, ...]) -> str:
+        return f"enforced: claude {' '.join(self.tool_flags(tools))}" if tools else ""
 
     def reader(self, call: AgentCall) -> LineReader:
         return ClaudeEvents(call.on_session)
@@ -163,13 +181,29 @@ class CodexAgent(CliPreset):
         self.prices = prices or price_table()
 
     def argv(self, call: AgentCall, scratch: Path) -> list[str]:
-        argv = [self.executable, "exec"]
+        approval, sandbox = self.tool_flags(call.tools)
+        argv = [self.executable, *approval, "exec"]
         if call.session_id and call.kind is MissionKind.RESUME:
             argv += ["resume", call.session_id]
-        argv += ["--json", "--skip-git-repo-check", "--full-auto", "--output-last-message", str(scratch / "last.md")]
+        argv += ["--json", "--skip-git-repo-check", *sandbox, "--output-last-message", str(scratch / "last.md")]
         if call.model:
             argv += ["--model", call.model]
         return [*argv, *self.extra, "-"]
+
+    @staticmethod
+    def tool_flags(tools: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        """(flags before ``exec``, flags of ``exec``): without a whitelist ``--full-auto`` as always; with
+        one, approvals ``never`` and the sandbox the whitelist allows: ``read-only`` unless a tool writes."""
+        if not tools:
+            return [], ["--full-auto"]
+        writes = any(tool_name(tool) in WRITE_TOOLS for tool in tools)
+        return ["--ask-for-approval", "never"], ["--sandbox", "workspace-write" if writes else "read-only"]
+
+    def tool_scope(self, tools: tuple[str, ...]) -> str:
+        if not tools:
+            return ""
+        approval, sandbox = self.tool_flags(tools)
+        return f"partly: codex {' '.join([*approval, *sandbox])} (codex takes no list of tools)"
 
     def reader(self, call: AgentCall) -> LineReader:
         return CodexEvents(call.on_session)
@@ -197,7 +231,35 @@ class AiderAgent(CliPreset):
         ]
         if call.model:
             argv += ["--model", call.model]
-        return argv + self.extra
+        return argv + self.tool_flags(call.tools) + self.extra
+
+    @staticmethod
+    def tool_flags(tools: tuple[str, ...]) -> list[str]:
+        """The file scope of a whitelist: ask mode when no tool writes, ``--file`` for each file a write
+        tool is scoped to; nothing when a write tool is unscoped (aider may then edit any file)."""
+        writers = [tool for tool in tools if tool_name(tool) in WRITE_TOOLS]
+        if tools and not writers:
+            return ["--chat-mode", "ask"]
+        files = [_scoped_file(tool) for tool in writers]
+        if not writers or any(file is None for file in files):
+            return []
+        return [flag for file in dict.fromkeys(files) if file for flag in ("--file", file)]
+
+    def tool_scope(self, tools: tuple[str, ...]) -> str:
+        if not tools:
+            return ""
+        flags = self.tool_flags(tools)
+        return f"partly: aider {' '.join(flags)} (its file scope)" if flags else NOT_ENFORCED
+
+
+def _scoped_file(tool: str) -> str | None:
+    """The file a write tool is scoped to (``Edit(src/app.py)``); ``None`` for an unscoped tool or a pattern
+    (``Edit(src/**)``), which aider cannot take as a file."""
+    name, _, rest = tool.partition("(")
+    path = rest[:-1].strip() if rest.endswith(")") else ""
+    if not path or any(char in path for char in "*?[:") or name.strip() == "Bash":
+        return None
+    return path
 
 
 def _message_text(message: Any) -> str:

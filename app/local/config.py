@@ -35,6 +35,7 @@ from app.engine.record import GateMode as GateMode  # the shells name it with th
 from app.engine.team import Role, Team, parse_team
 from app.engine.verdict import UPSTREAM_PATTERN
 from app.inputfile import InputUnreadable, decode_utf8, parse_yaml, read_input_bytes
+from app.runner.orders import role_for as team_role
 
 
 class ConfigError(InterlockError):
@@ -85,7 +86,8 @@ def parse_config(content: bytes, path: Path) -> LocalConfig:
 
 
 def role_for(config: LocalConfig, capability: str) -> Role | None:
-    return config.team.assignee(capability) if config.team else None
+    """The role that does a step of ``capability``: the same rule as on GitHub (``app/runner/orders.py``)."""
+    return team_role(config.team, capability)
 
 
 def agent_spec(config: LocalConfig, capability: str) -> str | None:

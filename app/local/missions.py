@@ -27,11 +27,12 @@ from app.local.config import (
     agent_for,
     agent_spec,
     decide_spec,
+    role_for,
 )
 from app.local.gitops import Repo, commit_work, commits_between, delivery_state, discard_changes, head_of, worktree
 from app.redact import Redactor
 from app.runner.outcomes import mission_record, outcome_event
-from app.runner.records import masked_outcome, run_advisor, run_check
+from app.runner.records import Assignment, masked_outcome, run_advisor, run_check
 from app.store.journal import encode_json, mission_path
 
 
@@ -57,7 +58,8 @@ def run_mission(
 ) -> Done:
     tree = worktree(repo, run.branch, run.id)
     before = head_of(tree)
-    prompt = assemble_prompt(effect.prompt, agent_for(config, effect.capability)[1])
+    role = role_for(config, effect.capability)
+    prompt = assemble_prompt(effect.prompt, role)
     call = AgentCall(
         prompt=prompt,
         workdir=tree,
@@ -68,8 +70,8 @@ def run_mission(
         mission=effect.seq,
         kind=effect.kind,
         session_id=effect.session_id,
-        model=_role_model(config, effect.capability),
-        tools=_role_tools(config, effect.capability),
+        model=role.model if role else None,
+        tools=tuple(role.tools) if role else (),
         timeout_s=config.timeout_s,
         on_session=on_session,
         on_start=on_start,
@@ -82,7 +84,9 @@ def run_mission(
         discard_changes(tree)  # SPEC V7: a check commits nothing
     commits = commits_between(tree, before, head_of(tree))
     git = delivery_state(repo, run.branch, run.base)
-    return _finished(run.id, (effect.seq, effect.stage, effect.key), effect.kind, outcome, prompt, commits, git)
+    named = role.name if role else None
+    meant = None if effect.check is not None else Assignment(call.capability, named, call.model, call.tools)
+    return _finished(run.id, (effect.seq, effect.stage, effect.key), effect.kind, outcome, prompt, commits, git, meant)
 
 
 def _finished(
@@ -93,11 +97,12 @@ def _finished(
     prompt: str,
     commits: int = 0,
     git: GitState | None = None,
+    assignment: Assignment | None = None,
 ) -> Done:
-    """A finished call (``seq``, ``stage``, ``key``): its record, and the event made from that record as the
-    GitHub shell makes it from a job's (``app/runner/outcomes.py``)."""
+    """A finished call (``seq``, ``stage``, ``key``): its record (with who was meant to do it), and the event
+    made from that record as the GitHub shell makes it from a job's (``app/runner/outcomes.py``)."""
     seq, stage, key = call
-    record = mission_record(run_id, seq, stage, kind, outcome, commits, prompt=prompt)
+    record = mission_record(run_id, seq, stage, kind, outcome, commits, prompt=prompt, assignment=assignment)
     event = outcome_event(kind, record, key, now(), seq, git)
     return Done(event, {mission_path(run_id, seq, stage): encode_json(record)})
 
@@ -156,13 +161,3 @@ def advise(run: Run, effect: AskAdvisor, config: LocalConfig, workdir: Path) -> 
     outcome = masked_outcome(run_advisor(config.advisor, call, config.prices))
     discard_changes(workdir)
     return _finished(run.id, (effect.seq, effect.stage, effect.key), MissionKind.ADVISOR, outcome, effect.question)
-
-
-def _role_model(config: LocalConfig, capability: str) -> str | None:
-    role = agent_for(config, capability)[1]
-    return role.model if role else None
-
-
-def _role_tools(config: LocalConfig, capability: str) -> tuple[str, ...]:
-    role = agent_for(config, capability)[1]
-    return tuple(role.tools) if role else ()

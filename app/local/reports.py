@@ -16,6 +16,9 @@ from app.engine.graph import END, Graph
 from app.engine.record import MissionKind, Run, Status
 from app.store.journal import STATE_BRANCH, JournalStore, decision_path, mission_path, missions_folder
 
+RECORD_FIELDS = ("seq", "kind", "stage", "status", "agent", "model", "duration_s", "usage")
+# Who was meant to do a mission and how its whitelist was kept (SPEC U1, W2); absent from older journals.
+ASSIGNMENT_FIELDS = ("capability", "role", "model_asked", "tools", "tool_scope")
 SCREEN_MAX = 40  # lines of an answer shown at a gate: a screenful, and never more than this
 NOT_ANSWERS = (MissionKind.REASK, MissionKind.DECIDE, MissionKind.ADVISOR)  # their text is a label, not the work
 
@@ -60,7 +63,8 @@ def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
         if not isinstance(record.get("seq"), int):
             continue  # unreadable: the run's own summary of the mission shows instead
         rows[record["seq"]] = {
-            key: record.get(key) for key in ("seq", "kind", "stage", "status", "agent", "model", "duration_s", "usage")
+            **{key: record.get(key) for key in RECORD_FIELDS},
+            **{key: record[key] for key in ASSIGNMENT_FIELDS if record.get(key) is not None},
         }
     for summary in run.missions:
         row = rows.setdefault(summary.seq, {})
@@ -115,13 +119,40 @@ def render_journey(rows: list[dict[str, Any]]) -> str:
             "calls": (row.get("usage") or {}).get("calls", ""),
             "cost_usd": _usage_money(row.get("usage") or {}),
             "duration_s": f"{row['duration_s']:.1f}" if row.get("duration_s") is not None else "",
+            "capability → role → agent → model": done_by(row),
+            "tools": tools_cell(row),
         }
         for row in rows
     ]
-    return table(
-        flat,
-        ["seq", "kind", "stage", "visit", "status", "verdict", "agent", "model", "duration_s", "calls", "cost_usd"],
-    )
+    columns = ["seq", "kind", "stage", "visit", "status", "verdict", "capability → role → agent → model"]
+    return table(flat, [*columns, "tools", "duration_s", "calls", "cost_usd"])
+
+
+def done_by(row: Mapping[str, Any]) -> str:
+    """capability → role → agent → model of a journey row (SPEC W2). A mission no role carried says
+    ``no role``; a model the agent used other than the one the role asked for shows both, so a plan that meant
+    a small model and got another shows it; a call with no capability (a decision, advice) starts at its agent."""
+    if row.get("kind") == MissionKind.CHECK.value:
+        return "the node's check command"
+    used, asked = row.get("model"), row.get("model_asked")
+    if used and asked and used != asked:
+        model = f"{used} (asked {asked})"
+    else:
+        model = used or (f"{asked} (not reported)" if asked else "agent's default")
+    parts = [str(row.get("agent") or "?"), model]
+    if row.get("capability"):
+        parts = [str(row["capability"]), str(row.get("role") or "no role"), *parts]
+    return " → ".join(parts)
+
+
+def tools_cell(row: Mapping[str, Any]) -> str:
+    """The role's whitelist and whether the agent enforced it: ``enforced``, ``partly`` or ``not enforced``
+    (the flags themselves are in ``--json``'s ``tool_scope``)."""
+    tools = row.get("tools") or []
+    if not tools:
+        return ""
+    scope = str(row.get("tool_scope") or "").split(":", 1)[0] or "not recorded"
+    return f"{', '.join(map(str, tools))} ({scope})"
 
 
 def render_money(rows: list[dict[str, Any]]) -> str:

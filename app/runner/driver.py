@@ -25,9 +25,10 @@ from app.engine.events import Event, Start
 from app.engine.graph import Graph
 from app.engine.record import Run
 from app.engine.step import step
+from app.engine.team import Team
 from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
-from app.runner.orders import mission_order
+from app.runner.orders import mission_order, role_for
 from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
 
 MAX_TRIES = 20  # compare-and-swap tries of one event, in every shell
@@ -43,11 +44,17 @@ def same_event(event: Event) -> Callable[[Run], Event]:
 
 @dataclass(frozen=True)
 class OrderTerms:
-    """What a job's mission order names besides the effect: the advisor who answers an advisor's order, and
-    the repository's `prices:` that the job's HTTP agents estimate their cost with."""
+    """What a job's mission order names besides the effect: the advisor who answers an advisor's order, the
+    repository's `prices:` that the job's HTTP agents estimate their cost with, and the team whose roles do
+    the missions (their agent, model and tools go into each order; ``None``: the job's default agent). The
+    team may be given as a function of the run, for a repository whose runs belong to different teams."""
 
     advisor: str | None = None
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    team: Team | Callable[[Run], Team | None] | None = None
+
+    def team_of(self, run: Run) -> Team | None:
+        return self.team(run) if callable(self.team) else self.team
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,8 @@ class RunDriver:
             if isinstance(effect, DispatchMission | AskDecision | AskAdvisor):
                 terms = terms or self.orders()  # asked only when a job is dispatched
                 agent = terms.advisor if isinstance(effect, AskAdvisor) else None
+                role = role_for(terms.team_of(run), effect.capability) if isinstance(effect, DispatchMission) else None
                 files[order_path(run.id, effect.seq, effect.stage)] = encode_json(
-                    mission_order(effect, agent, terms.prices)
+                    mission_order(effect, agent, terms.prices, role)
                 )
         return files

@@ -58,6 +58,7 @@ def outcome_from(data: dict[str, Any]) -> AgentOutcome:
         duration_s=float(data.get("duration_s") or 0.0),
         agent=str(data.get("agent") or ""),
         model=data["model"] if isinstance(data.get("model"), str) else None,
+        tool_scope=data["tool_scope"] if isinstance(data.get("tool_scope"), str) else "",
     )
 
 

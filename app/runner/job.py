@@ -31,7 +31,7 @@ from app.redact import Redactor
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
-from app.runner.records import masked_outcome, mission_record, run_advisor, run_check
+from app.runner.records import Assignment, masked_outcome, mission_record, run_advisor, run_check
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, numbered, orders_folder, record_path
 
@@ -158,7 +158,9 @@ def deliver_phase(
     outcome, commits = handed.outcome, 0
     if handed.head is not None:
         outcome, commits = push_work(remote, run.branch, handed, handoff / BUNDLE_FILE)
-    record = mission_record(run.id, order.seq, order.stage, order.kind, outcome, commits, redactor=redactor)
+    record = mission_record(
+        run.id, order.seq, order.stage, order.kind, outcome, commits, redactor=redactor, assignment=assignment(order)
+    )
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
     remote.add_files(settings.state_branch, {path: encode_json(record)}, message)
@@ -211,19 +213,35 @@ def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
         raise JobError(f"the order of mission {seq} is unreadable: {exc}") from None
 
 
+def assignment(order: Order) -> Assignment | None:
+    """Who the order meant to do a mission (its role, model, tools); none for a check, a decision or advice."""
+    if order.check or order.kind in (MissionKind.DECIDE, MissionKind.ADVISOR):
+        return None
+    return Assignment(order.capability, order.role, order.model, order.tools)
+
+
+def mission_agent(order: Order, settings: JobSettings) -> str | None:
+    """The agent that answers ``order``: the advisor it names, else the agent of the role it names (SPEC U1),
+    else the job's own (the workflow's ``agent`` input: only the fallback)."""
+    return order.agent if order.kind is MissionKind.ADVISOR else order.agent or settings.agent
+
+
 def _work(run: Run, order: Order, settings: JobSettings, env: dict[str, str], listed: tuple[str, ...]) -> AgentOutcome:
     """What the order asks for: the node's check, the advisor the order names (the repository's, written by
     the service; SPEC E4), or the job's own agent. Each within the job's timeout, in an environment built
     from an allow-list (``app/agents/environment.py``): the key variables of the agent that runs — none for
-    a check — and the names a person listed."""
+    a check — and the names a person listed. A role's model and tools go with the call."""
     read_token = env.get("INTERLOCK_READ_TOKEN")
     if order.check:  # SPEC V7: a verdict computed by code, which commits nothing
         return run_check(_call(run, order, settings, allowed_environment(env, listed, read_token)), order.check)
-    spec = order.agent if order.kind is MissionKind.ADVISOR else settings.agent
+    spec = mission_agent(order, settings)
     call = _call(run, order, settings, allowed_environment(env, (*agent_keys(spec or ""), *listed), read_token))
     if order.kind is MissionKind.ADVISOR:
         return run_advisor(order.agent, call, order.prices)
-    return agent_from_spec(settings.agent, order.prices).run(call)
+    try:
+        return agent_from_spec(spec or settings.agent, order.prices).run(call)
+    except InterlockError as exc:  # a role naming an empty command: a failed mission, never a lost job
+        return AgentOutcome(status=MissionStatus.FAILED, answer=f"The agent {spec!r} could not run: {exc}")
 
 
 def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, str]) -> AgentCall:
@@ -238,6 +256,8 @@ def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, 
         mission=order.seq,
         kind=order.kind,
         session_id=order.session_id,
+        model=order.model,
+        tools=order.tools,
         timeout_s=settings.timeout_s,
         environment=environment,
     )

@@ -17,6 +17,7 @@ from app.agents.prices import ModelPrice
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.prompt import assemble_prompt
 from app.engine.record import Advice, MissionKind
+from app.engine.team import Role, Team
 
 
 @dataclass(frozen=True)
@@ -29,23 +30,37 @@ class Order:
     prompt: str
     check: str | None = None
     session_id: str | None = None
-    agent: str | None = None  # the agent the order names (an advisor's); else the job's own
+    agent: str | None = None  # the agent the order names (an advisor's, a role's); else the job's own
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)  # the repository's `prices:` (USD per Mtok)
+    role: str | None = None  # the role that carries the mission's capability (SPEC U1, G4), if a team has one
+    model: str | None = None  # the role's model; else the agent's own default
+    tools: tuple[str, ...] = ()  # the role's tool whitelist; empty: no whitelist
+
+
+def role_for(team: Team | None, capability: str) -> Role | None:
+    """The role that does a step of ``capability``: its carrier in ``team``, else the team's full-authority
+    role (SPEC G4); ``None`` without a team, and then a mission runs the job's (or the run's) default agent.
+    Every shell asks this one function, so where the team comes from is the only thing a shell decides."""
+    return team.assignee(capability) if team is not None else None
 
 
 def mission_order(
     effect: DispatchMission | AskDecision | AskAdvisor,
     agent: str | None = None,
     prices: Mapping[str, ModelPrice] | None = None,
+    role: Role | None = None,
 ) -> dict[str, Any]:
     """The order of one dispatched mission or call, as JSON-ready data; ``agent`` names who must answer it
     (the repository's advisor for an advisor's order); ``prices`` are the repository's own, over the shipped
-    table, for the cost estimates of HTTP agents."""
+    table, for the cost estimates of HTTP agents; ``role`` is who does a mission (``role_for``): its prompt,
+    agent, model and tools go into the order, so the job runs them and not the workflow's default agent."""
     priced = {"prices": {model: price.model_dump() for model, price in prices.items()}} if prices else {}
-    return {**_order_fields(effect, agent), **priced}
+    return {**_order_fields(effect, agent, role), **priced}
 
 
-def _order_fields(effect: DispatchMission | AskDecision | AskAdvisor, agent: str | None) -> dict[str, Any]:
+def _order_fields(
+    effect: DispatchMission | AskDecision | AskAdvisor, agent: str | None, role: Role | None
+) -> dict[str, Any]:
     if isinstance(effect, DispatchMission):
         return {
             "seq": effect.seq,
@@ -53,9 +68,10 @@ def _order_fields(effect: DispatchMission | AskDecision | AskAdvisor, agent: str
             "kind": effect.kind.value,
             "capability": effect.capability,
             "visit": effect.prompt.visit,
-            "prompt": assemble_prompt(effect.prompt),
+            "prompt": assemble_prompt(effect.prompt, role),
             "check": effect.check,
             "session_id": effect.session_id,
+            **(_role_fields(role) if role is not None and effect.check is None else {}),
         }
     kind = MissionKind.DECIDE if isinstance(effect, AskDecision) else MissionKind.ADVISOR
     prompt = effect.prompt if isinstance(effect, AskDecision) else effect.question
@@ -72,6 +88,18 @@ def _order_fields(effect: DispatchMission | AskDecision | AskAdvisor, agent: str
     }
 
 
+def _role_fields(role: Role) -> dict[str, Any]:
+    """What a role puts in a mission's order: its name always, its agent, model and tools when it names them."""
+    fields: dict[str, Any] = {"role": role.name}
+    if role.agent:
+        fields["agent"] = role.agent
+    if role.model:
+        fields["model"] = role.model
+    if role.tools:
+        fields["tools"] = list(role.tools)
+    return fields
+
+
 def read_order(data: dict[str, Any]) -> Order:
     """An order read back; a missing or malformed field is a ``ValueError`` naming it."""
     try:
@@ -86,9 +114,26 @@ def read_order(data: dict[str, Any]) -> Order:
             session_id=data.get("session_id") if isinstance(data.get("session_id"), str) else None,
             agent=data.get("agent") if isinstance(data.get("agent"), str) and data.get("agent") else None,
             prices=_read_prices(data.get("prices")),
+            role=_text(data.get("role")),
+            model=_text(data.get("model")),
+            tools=_read_tools(data.get("tools")),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"the mission order has no valid {exc}") from None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _read_tools(data: Any) -> tuple[str, ...]:
+    """The whitelist of an order; one that is not a list of names is refused, never read as no whitelist
+    (which would let the agent use every tool)."""
+    if data is None:
+        return ()
+    if not isinstance(data, list) or not all(isinstance(tool, str) and tool for tool in data):
+        raise ValueError("the mission order has no valid 'tools'")
+    return tuple(data)
 
 
 def _read_prices(data: Any) -> dict[str, ModelPrice]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +18,22 @@ from app.agents.spec import agent_from_spec
 from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Usage
 from app.redact import Redactor
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Who the plan meant to do a mission: the capability, the role carrying it, the model and the tools the
+    role names. Stored in the mission record beside the agent and model that actually ran, so the journey
+    shows capability → role → agent → model, and a small model meant but not used shows (SPEC W2)."""
+
+    capability: str
+    role: str | None = None
+    model: str | None = None
+    tools: tuple[str, ...] = ()
+
+    def json_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"capability": self.capability, "role": self.role, "model_asked": self.model}
+        return {**data, "tools": list(self.tools)} if self.tools else data
 
 
 def run_check(call: AgentCall, command: str) -> AgentOutcome:
@@ -69,14 +86,16 @@ def mission_record(
     commits: int = 0,
     prompt: str | None = None,
     redactor: Redactor | None = None,
+    assignment: Assignment | None = None,
 ) -> dict[str, Any]:
     """The mission record, secrets masked (an agent may print a key it read). The prompt is kept when the
-    engine's order is not stored elsewhere (a local run)."""
+    engine's order is not stored elsewhere (a local run); the ``assignment`` says who was meant to do it."""
     record: dict[str, Any] = {
         "run": run_id,
         "seq": seq,
         "stage": stage,
         "kind": kind.value,
+        **(assignment.json_data() if assignment is not None else {}),
         **outcome_data(outcome),
         "commits": commits,
         "finished_at": datetime.now(UTC).isoformat(),
@@ -98,4 +117,5 @@ def outcome_data(outcome: AgentOutcome) -> dict[str, Any]:
         "duration_s": outcome.duration_s,
         "agent": outcome.agent,
         "model": outcome.model,
+        **({"tool_scope": outcome.tool_scope} if outcome.tool_scope else {}),
     }

@@ -94,6 +94,9 @@ sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 FAKE_CODEX = (
     WAIT
     + """
+if argv[:1] in (["--ask-for-approval"], ["-a"]):  # codex's own options come before the subcommand
+    record["approval"] = argv[1]
+    argv = argv[2:]
 if not argv or argv[0] != "exec":
     refuse("codex: expected the exec subcommand")
 if argv[-1] != "-" or not stdin:
