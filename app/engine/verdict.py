@@ -23,24 +23,35 @@ _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
 def own_lines(answer: str) -> list[tuple[int, str]]:
-    """The answer's own lines with their indexes: no line of a fenced block (its fences included) and no
-    quoted line. A backtick fence whose info string has a backtick is inline code, not a fence
-    (CommonMark); a fence closes only with the same character, at least as long, and nothing after it;
-    any indentation counts, so that a fence in a list item is a fence too."""
+    """The answer's own lines with their indexes: no line of a fenced block (its fences included), no
+    quoted line and no line of an HTML comment that spans lines. A backtick fence whose info string has a
+    backtick is inline code, not a fence (CommonMark); a fence closes only with the same character, at
+    least as long, and nothing after it; any indentation counts, so that a fence in a list item is a fence
+    too."""
     return [(index, line) for index, line, opens in _top_level(answer) if not opens]
 
 
 def _top_level(answer: str) -> list[tuple[int, str, bool]]:
-    """(index, line, opens a fence) of every line outside fences and quotes, the opening fences included."""
+    """(index, line, opens a fence) of every line outside fences, quotes and HTML comments, the opening
+    fences included."""
     top: list[tuple[int, str, bool]] = []
-    opened = ""
+    opened, commented = "", False
     for index, line in enumerate(answer.splitlines()):
         if opened:
             opened = "" if _closes(line, opened) else opened
+        elif commented:
+            commented = "-->" not in line
+        elif _opens_comment(line):  # an HTML comment is hidden text, never the worker's word
+            commented = True
         elif not line.lstrip().startswith(">"):
             opened = _opening(line)
             top.append((index, line, bool(opened)))
     return top
+
+
+def _opens_comment(line: str) -> bool:
+    """The line starts an HTML comment that it does not close: the lines up to ``-->`` are inside it."""
+    return "<!--" in line and "-->" not in line.split("<!--")[-1]
 
 
 def _opening(line: str) -> str:
