@@ -15,6 +15,7 @@ policy: {maxCalls: 30}
 advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, revise or escalate (SPEC E4)
 prices: {my-model: {input: 0.5, output: 1.5}}   # USD per million tokens over the shipped table, for HTTP agents
 upstream: [octo/lib, octo-tools/*]   # where a NEEDS_UPSTREAM request may be filed; default: nowhere (SPEC U3, GH9)
+teams: {core: {roles: {dev: {capabilities: [coding]}}}}   # app/github/teams.py; none: one implicit team
 ```
 """
 
@@ -23,12 +24,13 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
 from app.engine.verdict import UPSTREAM_PATTERN
+from app.github.teams import TeamConfig, TeamDefaults, TeamName, TeamSettings, implicit_team, settle
 from app.inputfile import InputUnreadable, parse_yaml_text
 
 CONFIG_PATH = ".github/interlock.yml"
@@ -71,6 +73,32 @@ class RepoConfig(BaseModel):
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
     )
 
+    teams: dict[TeamName, TeamConfig] | None = Field(
+        None, description="the repository's teams by name, the first being its default team; none: one implicit team"
+    )
+
+    @model_validator(mode="after")
+    def _teams_coherent(self) -> RepoConfig:
+        if self.teams is not None and not self.teams:
+            raise ValueError("teams: name at least one team, or leave the key out for the implicit team")
+        takers = [name for name, team in (self.teams or {}).items() if team.accepts_requests]
+        if len(takers) > 1:
+            raise ValueError(f"teams: only one team may set acceptsRequests, found {', '.join(takers)}")
+        return self
+
+    def team_settings(self) -> list[TeamSettings]:
+        """Every team, with the top-level keys filled in where it left them out; the default team first."""
+        defaults = TeamDefaults(
+            gatekeepers=self.gatekeepers,
+            graphsets=self.graphsets,
+            default_graph=self.default_graph,
+            autopilot=self.autopilot,
+            runners=self.runners,
+        )
+        if self.teams is None:
+            return [implicit_team(defaults)]
+        return [settle(name, team, defaults) for name, team in self.teams.items()]
+
     def runs_on(self, capability: str) -> str:
         """The mission workflow's ``runner`` input: its ``runs-on`` as JSON, for ``fromJSON`` in the workflow."""
         return json.dumps(self.runners.get(capability) or self.runners.get("default") or "ubuntu-latest")
@@ -91,5 +119,26 @@ def parse_config(text: bytes | None) -> RepoConfig:
     try:
         return RepoConfig.model_validate(data or {})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{where(e['loc'], data) or 'file'}: {_message(e['msg'])}" for e in exc.errors())
         raise ConfigInvalid(f"{CONFIG_PATH}: {problems}") from None
+
+
+def where(loc: tuple[int | str, ...], data: Any) -> str:
+    """The dotted path of a problem in the file as written: a role given in a mapping is named by its key
+    (``teams.core.roles.dev.colour``), not by its place in the list it was turned into."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, dict) and 0 <= part < len(node):
+            part = list(node)[part]
+        parts.append(str(part))
+        node = node.get(part) if isinstance(node, dict) else node[part] if _indexes(node, part) else None
+    return ".".join(parts)
+
+
+def _message(text: str) -> str:
+    return text.removeprefix("Value error, ")
+
+
+def _indexes(node: Any, part: int | str) -> bool:
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
