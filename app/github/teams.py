@@ -26,10 +26,12 @@ A team key left out takes the file's top-level key of the same meaning (``gateke
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.engine.errors import InterlockError
 from app.engine.team import Role, Team
 
 TEAM_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"  # it is written in a `team:<name>` label
@@ -133,3 +135,47 @@ def settle(name: str, team: TeamConfig, defaults: TeamDefaults) -> TeamSettings:
 def implicit_team(defaults: TeamDefaults) -> TeamSettings:
     """The team of a repository whose file has no ``teams:``: today's behaviour, named ``default``."""
     return settle(IMPLICIT_TEAM, TeamConfig(), defaults).model_copy(update={"implicit": True})
+
+
+TEAM_LABEL = "team:"
+
+
+class TeamUnknown(InterlockError):
+    """A ``team:<name>`` label names no team of the repository: nothing starts, and the issue is told why."""
+
+
+def labelled_team(teams: list[TeamSettings], labels: Sequence[str]) -> TeamSettings | None:
+    """The team a ``team:<name>`` label of the issue names; ``None`` without one."""
+    wanted = next((label[len(TEAM_LABEL) :] for label in labels if label.startswith(TEAM_LABEL)), None)
+    if wanted is None:
+        return None
+    found = next((team for team in teams if team.name == wanted), None)
+    if found is None:
+        known = ", ".join(f"`{team.name}`" for team in teams)
+        raise TeamUnknown(f"the label `{TEAM_LABEL}{wanted}` names no team of this repository (its teams: {known})")
+    return found
+
+
+def graph_folders(teams: list[TeamSettings], labels: Sequence[str]) -> list[str]:
+    """Where a run's graph is looked for, in order: the labelled team's graphsets, else every team's (the
+    default team's first), each folder once. The bundled library comes after them, as before teams."""
+    named = labelled_team(teams, labels)
+    chosen = [named] if named is not None else teams
+    return list(dict.fromkeys(folder for team in chosen for folder in team.graphsets))
+
+
+def choose_team(teams: list[TeamSettings], labels: Sequence[str], holder: str | None) -> TeamSettings:
+    """Which team a run belongs to (issue 13): a ``team:<name>`` label, else the first team whose graphsets
+    hold the run's graph (``holder``, the folder it was found in; ``None`` for the bundled library), else the
+    repository's default team: the first, or the implicit one."""
+    named = labelled_team(teams, labels)
+    if named is not None:
+        return named
+    holding = next((team for team in teams if holder is not None and holder in team.graphsets), None)
+    return holding or teams[0]
+
+
+def team_named(teams: list[TeamSettings], name: str) -> TeamSettings:
+    """A run's team by the name its record keeps; the default team for a run older than teams (``""``) or
+    whose team has left the configuration since it started."""
+    return next((team for team in teams if team.name == name), teams[0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.github.config import ConfigInvalid, RepoConfig, parse_config
+from app.github.teams import TeamUnknown, choose_team, graph_folders, team_named
 from tests.helpers import ROOT
 
 TWO_TEAMS = b"""
@@ -122,3 +123,28 @@ def test_the_readme_teams_example_parses_as_it_says() -> None:
     assert "teams.core.roles.dev.colour: Extra inputs are not permitted" in problems(
         block.replace("model: o4-mini", "colour: red").encode()
     )
+
+
+def test_which_team_a_run_belongs_to() -> None:
+    core, docs = parse_config(TWO_TEAMS).team_settings()
+    teams = [core, docs]
+    assert choose_team(teams, ["feature-request", "team:docs"], "teams/core") == docs  # the label first
+    assert choose_team(teams, ["graph:x"], "teams/core") == core  # then the team whose graphset holds the graph
+    assert choose_team(teams, [], ".github/interlock/graphs") == docs  # docs inherits the top-level graphsets
+    assert choose_team([docs, core], [], None) == docs  # the bundled library: the default team, the first
+    with pytest.raises(TeamUnknown, match=r"`team:qa` names no team of this repository \(its teams: `core`, `docs`\)"):
+        choose_team(teams, ["team:qa"], None)
+    [implicit] = RepoConfig().team_settings()
+    assert choose_team([implicit], [], None) == implicit
+
+
+def test_where_a_runs_graph_is_looked_for() -> None:
+    teams = parse_config(TWO_TEAMS).team_settings()
+    assert graph_folders(teams, []) == ["teams/core", ".github/interlock/graphs"]  # every team's, each once
+    assert graph_folders(teams, ["team:docs"]) == [".github/interlock/graphs"]
+    assert graph_folders(RepoConfig().team_settings(), []) == [".github/interlock/graphs"]  # as before teams
+
+
+def test_a_runs_team_by_its_recorded_name_else_the_default_team() -> None:
+    core, docs = teams = parse_config(TWO_TEAMS).team_settings()
+    assert (team_named(teams, "docs"), team_named(teams, ""), team_named(teams, "gone")) == (docs, core, core)
