@@ -16,6 +16,7 @@ advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, 
 prices: {my-model: {input: 0.5, output: 1.5}}   # USD per million tokens over the shipped table, for HTTP agents
 upstream: [octo/lib, octo-tools/*]   # where a NEEDS_UPSTREAM request may be filed; default: nowhere (SPEC U3, GH9)
 teams: {core: {roles: {dev: {capabilities: [coding]}}}}   # app/github/teams.py; none: one implicit team
+extends: octo/.github             # inherit that repository's configuration (app/github/extends.py)
 ```
 """
 
@@ -35,6 +36,7 @@ from app.inputfile import InputUnreadable, parse_yaml_text
 
 CONFIG_PATH = ".github/interlock.yml"
 CONFIG_LIMIT = 1024 * 1024  # the most GitHub's contents API returns inline; a configuration is a few lines
+EXTENDS_PATTERN = r"^([A-Za-z0-9][A-Za-z0-9-]{0,38}/)?[A-Za-z0-9._-]{1,100}(:[A-Za-z0-9._/-]{1,255})?$"
 PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
 
@@ -73,6 +75,11 @@ class RepoConfig(BaseModel):
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
     )
 
+    extends: str | None = Field(
+        None,
+        pattern=EXTENDS_PATTERN,
+        description="owner/repo[:path] (or repo, of the same owner) whose configuration this one inherits",
+    )
     teams: dict[TeamName, TeamConfig] | None = Field(
         None, description="the repository's teams by name, the first being its default team; none: one implicit team"
     )
@@ -110,17 +117,31 @@ class RepoConfig(BaseModel):
 def parse_config(text: bytes | None) -> RepoConfig:
     """Defaults when there is no file; a clear error naming every problem when the file is wrong, read with
     app/inputfile.py's limits, since anyone who can push to the default branch writes it."""
+    return validate_config(read_config_data(text), CONFIG_PATH)
+
+
+def read_config_data(text: bytes | None, source: str = CONFIG_PATH) -> dict[str, Any]:
+    """The file's YAML as a mapping (empty when there is no file); ``source`` names the file in errors."""
     if text is None or not text.strip():
-        return RepoConfig()
+        return {}
     try:
-        data: Any = parse_yaml_text(CONFIG_PATH, text, CONFIG_LIMIT)
+        data: Any = parse_yaml_text(source, text, CONFIG_LIMIT)
     except InputUnreadable as exc:  # not YAML, not UTF-8, too large, nested too deeply
         raise ConfigInvalid(str(exc)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigInvalid(f"{source}: file: a mapping of keys is expected, found {type(data).__name__}")
+    return data
+
+
+def validate_config(data: dict[str, Any], source: str = CONFIG_PATH) -> RepoConfig:
+    """The configuration from parsed data, every problem named by its path in ``source``."""
     try:
-        return RepoConfig.model_validate(data or {})
+        return RepoConfig.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{where(e['loc'], data) or 'file'}: {_message(e['msg'])}" for e in exc.errors())
-        raise ConfigInvalid(f"{CONFIG_PATH}: {problems}") from None
+        raise ConfigInvalid(f"{source}: {problems}") from None
 
 
 def where(loc: tuple[int | str, ...], data: Any) -> str:

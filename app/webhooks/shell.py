@@ -37,7 +37,8 @@ from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
-from app.github.config import CONFIG_PATH, RepoConfig, parse_config
+from app.github.config import CONFIG_PATH, RepoConfig
+from app.github.extends import load_config
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.github.teams import TeamSettings, team_named
@@ -73,13 +74,14 @@ class GitHubRuns:
         self._config: RepoConfig | None = None
 
     def config(self) -> RepoConfig:
-        """The repository's configuration from its default branch, kept for ``CONFIG_TTL_S`` per process."""
+        """The repository's configuration from its default branch, over what it extends (``extends:``), kept
+        for ``CONFIG_TTL_S`` per process."""
         if self._config is None:
             cached = CONFIG_CACHE.get(self.repo)
             if cached is not None and time.monotonic() - cached[0] < CONFIG_TTL_S:
                 self._config = cached[1]
             else:
-                self._config = parse_config(self.api.file(self.repo, CONFIG_PATH, self.default_branch))
+                self._config = load_config(self.api, self.repo, self.default_branch)
                 CONFIG_CACHE[self.repo] = (time.monotonic(), self._config)
         return self._config
 
