@@ -41,7 +41,12 @@ PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4,
 
 
 class ConfigInvalid(InterlockError):
-    pass
+    """A configuration refused; ``problems`` lists each problem on its own (``interlock config check`` shows
+    every one), the message joins them."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
 
 
 class RepoConfig(BaseModel):
@@ -140,8 +145,8 @@ def validate_config(data: dict[str, Any], source: str = CONFIG_PATH) -> RepoConf
     try:
         return RepoConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{where(e['loc'], data) or 'file'}: {_message(e['msg'])}" for e in exc.errors())
-        raise ConfigInvalid(f"{source}: {problems}") from None
+        problems = [f"{where(e['loc'], data) or 'file'}: {_message(e['msg'])}" for e in exc.errors()]
+        raise ConfigInvalid(f"{source}: {'; '.join(problems)}", [f"{source}: {p}" for p in problems]) from None
 
 
 def where(loc: tuple[int | str, ...], data: Any) -> str:
