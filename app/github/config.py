@@ -140,6 +140,17 @@ def read_config_data(text: bytes | None, source: str = CONFIG_PATH) -> dict[str,
     return data
 
 
+def trigger_label_of(text: bytes | None) -> str | None:
+    """The trigger label an invalid file still names (its own ``trigger_label``, else the default), so that a
+    start it refuses can be answered on the issue; ``None`` when the file cannot be read as YAML at all."""
+    try:
+        data = read_config_data(text)
+    except ConfigInvalid:
+        return None
+    label = data.get("trigger_label", RepoConfig.model_fields["trigger_label"].default)
+    return label if isinstance(label, str) else None
+
+
 def validate_config(data: dict[str, Any], source: str = CONFIG_PATH) -> RepoConfig:
     """The configuration from parsed data, every problem named by its path in ``source``."""
     try:

@@ -17,7 +17,7 @@ from app.engine.errors import EventRejected, RunNotFound
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run
 from app.github.client import GitHubApp
-from app.github.config import RepoConfig
+from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, trigger_label_of
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
@@ -108,7 +108,11 @@ class Handlers:
             return Outcome.IGNORED
         issue = delivery.require_number("issue", "number")
         runs = self.runs(delivery)
-        config = runs.config()
+        try:
+            config = runs.config()
+        except ConfigInvalid as exc:  # still the service's 422, and the issue is told why nothing starts
+            self._refuse_config(runs, delivery, issue, label, exc)
+            raise
         if label != config.trigger_label:
             return Outcome.IGNORED
         user = delivery.require_sender()
@@ -182,6 +186,20 @@ class Handlers:
         )
         if earlier:
             runs.api.remove_label(runs.repo, issue, f"interlock:{earlier[-1].status.value}")
+
+    def _refuse_config(self, runs: GitHubRuns, delivery: Delivery, issue: int, label: str, exc: ConfigInvalid) -> None:
+        """A trigger label on a repository whose configuration is refused (issue 13): every problem on the issue,
+        once per delivery. A file that is not even YAML names no trigger label: then nothing is said."""
+        if label != trigger_label_of(runs.api.file(runs.repo, CONFIG_PATH, runs.default_branch)):
+            return
+        listed = "\n".join(f"- {problem}" for problem in exc.problems)
+        fix = (
+            f"Nothing was started. Fix `{CONFIG_PATH}` on the default branch (`interlock config check --repo "
+            f"{runs.repo}` lists every problem), then label the issue again or redeliver this delivery."
+        )
+        self._say_once(
+            runs, issue, delivery, f"Interlock cannot start: the configuration is invalid.\n\n{listed}\n\n{fix}"
+        )
 
     def _say_once(self, runs: GitHubRuns, issue: int, delivery: Delivery, text: str) -> None:
         """A comment for a refused delivery, marked with its id: a redelivery that is refused again posts none."""
