@@ -23,7 +23,7 @@ from app.github.teams import TeamSettings
 from app.graphset import MAX_GRAPH_BYTES, find_graph
 from app.inputfile import InputUnreadable, parse_json_text, read_input_bytes
 
-GraphSource = Callable[[str], dict[str, bytes] | None]  # a graphset folder -> its .json files; None: no folder
+GraphSource = Callable[[str], dict[str, bytes | str] | None]  # folder -> .json files (str: why unreadable); None: none
 FIX_CONFIG = 'correct .github/interlock.yml; the keys are in the README, "Repository configuration"'
 
 
@@ -60,9 +60,12 @@ def team_findings(team: TeamSettings, graphsets: GraphSource, library: list[Path
     return found
 
 
-def graph_findings(label: str, path: str, raw: bytes, roster: Team | None) -> list[Finding]:
-    """One graph file: its errors, then its warnings (capability-uncarried among them), or that it is valid."""
+def graph_findings(label: str, path: str, raw: bytes | str, roster: Team | None) -> list[Finding]:
+    """One graph file: its errors, then its warnings (capability-uncarried among them), or that it is valid;
+    ``raw`` is the reason when the file could not be read."""
     subject = f"{label}: {path}"
+    if isinstance(raw, str):
+        return [error(FindingCode.GRAPH, subject, f"cannot read it: {raw}", "make it a regular file of UTF-8 JSON")]
     try:
         validation = validate_graph(parse_json_text(path, raw), roster)
     except InputUnreadable as exc:
@@ -89,12 +92,14 @@ def _library_default(label: str, name: str, library: list[Path], roster: Team | 
 def github_graphsets(api: Installation, repo: str, branch: str) -> GraphSource:
     """The graph files of a graphset folder on GitHub, read through the App's client."""
 
-    def read(folder: str) -> dict[str, bytes] | None:
+    def read(folder: str) -> dict[str, bytes | str] | None:
         names = api.folder(repo, folder, branch)
         if names is None:
             return None
-        files = {name: api.file(repo, f"{folder.rstrip('/')}/{name}", branch) for name in names}
-        return {name: raw for name, raw in files.items() if name.endswith(".json") and raw is not None}
+        files = {
+            name: api.file(repo, f"{folder.rstrip('/')}/{name}", branch) for name in names if name.endswith(".json")
+        }
+        return {name: "gone from the branch while reading" if raw is None else raw for name, raw in files.items()}
 
     return read
 
@@ -102,16 +107,16 @@ def github_graphsets(api: Installation, repo: str, branch: str) -> GraphSource:
 def local_graphsets(root: Path) -> GraphSource:
     """The graph files of a graphset folder of a checkout, ``root`` being the repository's top folder."""
 
-    def read(folder: str) -> dict[str, bytes] | None:
+    def read(folder: str) -> dict[str, bytes | str] | None:
         where = root / folder
         if not where.is_dir():
             return None
-        found: dict[str, bytes] = {}
+        found: dict[str, bytes | str] = {}
         for path in sorted(where.glob("*.json")):
             try:
                 found[path.name] = read_input_bytes(path, MAX_GRAPH_BYTES)
             except InputUnreadable as exc:
-                found[path.name] = f"unreadable: {exc.reason}".encode()  # reported as not JSON, with why
+                found[path.name] = exc.reason
         return found
 
     return read

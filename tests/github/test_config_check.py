@@ -141,3 +141,13 @@ def test_the_readme_names_the_commands_this_file_runs() -> None:
     assert (
         "exits 0 when nothing is\nwrong (warnings allowed), 1 when the configuration or a graph has an error" in readme
     )
+
+
+def test_a_graph_file_that_cannot_be_read_is_an_error_saying_why(tmp_path: Path) -> None:
+    path = checkout(tmp_path, TEAMS.replace("defaultGraph: nope", "defaultGraph: feature"))
+    (tmp_path / "teams/docs/bad.json").unlink()
+    os.mkfifo(tmp_path / "teams/docs/pipe.json")  # never read: a FIFO would hang a reader
+    result = check("--file", str(path), "--json")
+    assert result.returncode == 1
+    [problem] = [f for f in findings(result) if f["severity"] == "error"]
+    assert problem["subject"] == "team docs: teams/docs/pipe.json" and problem["message"].startswith("cannot read it:")
