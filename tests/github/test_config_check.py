@@ -98,9 +98,9 @@ def test_what_cannot_be_read_exits_2(tmp_path: Path) -> None:
     assert both.returncode == 2 and "give --repo or --file, not both" in both.stderr
 
 
-def on_github(fake: FakeGitHub, *args: str) -> subprocess.CompletedProcess[str]:
+def on_github(fake: FakeGitHub, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     app = {"GITHUB_APP_ID": "12345", "GITHUB_APP_PRIVATE_KEY": KEY, "GITHUB_API_URL": fake.url}  # type: ignore[attr-defined]
-    return check("--repo", REPO, "--json", *args, **app)
+    return check("--repo", REPO, "--json", *args, **{**app, **env})
 
 
 def test_a_repository_on_github_is_checked_with_what_it_extends(fake: FakeGitHub) -> None:
@@ -151,3 +151,11 @@ def test_a_graph_file_that_cannot_be_read_is_an_error_saying_why(tmp_path: Path)
     assert result.returncode == 1
     [problem] = [f for f in findings(result) if f["severity"] == "error"]
     assert problem["subject"] == "team docs: teams/docs/pipe.json" and problem["message"].startswith("cannot read it:")
+
+
+def test_without_credentials_or_an_installation_on_github_it_exits_2(fake: FakeGitHub) -> None:
+    unset = on_github(fake, GITHUB_APP_ID="")
+    assert unset.returncode == 2 and "GITHUB_APP_ID" in unset.stderr and "Traceback" not in unset.stderr
+    fake.installation = None
+    absent = on_github(fake)
+    assert absent.returncode == 2 and f"the App is not installed on {REPO}" in absent.stderr

@@ -138,3 +138,21 @@ def test_the_readme_example_of_extends_means_what_it_says(world: World) -> None:
     platform, ops = config.team_settings()
     assert (config.gatekeepers, platform.name, platform.concurrency, ops.name) == (["carol"], "platform", 3, "ops")
     assert len(platform.roster.roles) == 2
+
+
+def test_a_chain_longer_than_five_files_is_refused(world: World) -> None:
+    for n in range(1, 6):
+        shared(world, f"octo/c{n}", f"extends: octo/c{n + 1}\n")
+    shared(world, "octo/c6", "base: main\n")
+    own(world, "extends: octo/c1\n")
+    assert "octo/c4:.github/interlock.yml: extends: octo/c5: more than 5 files extend one another" in refused(world)
+    shared(world, "octo/c4", "base: c4\n")  # five files in all: read
+    assert load_config(world.runs().api, REPO, "main").base == "c4"
+
+
+def test_a_role_of_an_inherited_team_is_merged_key_by_key(world: World) -> None:
+    shared(world, "octo/org-config", SHARED)
+    own(world, "extends: octo/org-config\nteams:\n  platform: {roles: {dev: {model: o4-mini}}}\n")
+    platform, _ = load_config(world.runs().api, REPO, "main").team_settings()
+    dev = platform.roster.roles[0]
+    assert (dev.name, dev.agent, dev.model, dev.capabilities) == ("dev", "codex", "o4-mini", ["coding"])
