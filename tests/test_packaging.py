@@ -90,6 +90,7 @@ def test_the_wheel_carries_every_module_and_the_graph_library_with_its_schema(wh
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "app").rglob("*.py") if "__pycache__" not in p.parts}
     assert modules <= names, f"modules missing from the wheel (list them in pyproject.toml): {modules - names}"
+    assert "app/github/interlock.schema.json" in names  # the configuration's JSON Schema (issue 13)
     library = {f"app/library/{p.relative_to(GRAPHS).as_posix()}": p.read_bytes() for p in GRAPHS.rglob("*.json")}
     assert "app/library/graph.schema.json" in library and len(library) > 2
     with zipfile.ZipFile(wheel) as archive:

@@ -48,6 +48,7 @@ class Start(Event):
     advisor: bool = False
     links: dict[str, str] = field(default_factory=dict)
     upstream: tuple[str, ...] = ()  # the repositories a NEEDS_UPSTREAM request may go to (owner/repo, owner/*)
+    team: str = ""  # the team the run belongs to (issue 13); "" where there are no teams
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -288,6 +288,7 @@ class Run(Record):
     stop_requested: bool = False
     autopilot: bool = False
     advisor: bool = False
+    team: str = ""  # the team the run belongs to (issue 13); "" in a journal older than teams
     links: dict[str, str] = field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
     launch: Launch | None = None  # how a local run was started; None for a run started elsewhere
     relaunches: list[Launch] = field(default_factory=list)  # later overrides, oldest first: the last is in force

@@ -96,6 +96,7 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         links=dict(event.links),
         autopilot=event.autopilot,
         advisor=event.advisor,
+        team=event.team,
         upstream_allowed=list(event.upstream),
         launch=event.launch,
         applied={event.key: event.at},

@@ -15,6 +15,8 @@ policy: {maxCalls: 30}
 advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, revise or escalate (SPEC E4)
 prices: {my-model: {input: 0.5, output: 1.5}}   # USD per million tokens over the shipped table, for HTTP agents
 upstream: [octo/lib, octo-tools/*]   # where a NEEDS_UPSTREAM request may be filed; default: nowhere (SPEC U3, GH9)
+teams: {core: {roles: {dev: {capabilities: [coding]}}}}   # app/github/teams.py; none: one implicit team
+extends: octo/.github             # inherit that repository's configuration (app/github/extends.py)
 ```
 """
 
@@ -24,12 +26,13 @@ import json
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
 from app.engine.verdict import UPSTREAM_PATTERN
+from app.github.teams import TeamConfig, TeamDefaults, TeamName, TeamSettings, implicit_team, settle
 from app.inputfile import InputUnreadable, parse_yaml_text
 
 CONFIG_PATH = ".github/interlock.yml"
@@ -37,11 +40,17 @@ CONFIG_LIMIT = 1024 * 1024  # the most GitHub's contents API returns inline; a c
 # a branch name git accepts and a URL path carries as it is (`?`, `#`, `%` and spaces would not be)
 BRANCH_NAME = re.compile(r"[A-Za-z0-9_.+@-]+(?:/[A-Za-z0-9_.+@-]+)*", re.ASCII)
 WORKFLOW_FILE = re.compile(r"[A-Za-z0-9_.-]+\.ya?ml", re.ASCII)  # a file of .github/workflows, by its name
+EXTENDS_PATTERN = r"^([A-Za-z0-9][A-Za-z0-9-]{0,38}/)?[A-Za-z0-9._-]{1,100}(:[A-Za-z0-9._/-]{1,255})?$"
 PERMISSION_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
 
 class ConfigInvalid(InterlockError):
-    pass
+    """A configuration refused; ``problems`` lists each problem on its own (``interlock config check`` shows
+    every one), the message joins them."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
 
 
 class RepoConfig(BaseModel):
@@ -92,6 +101,36 @@ class RepoConfig(BaseModel):
         if not WORKFLOW_FILE.fullmatch(value) or value.startswith("."):
             raise ValueError("not the file name of a workflow in .github/workflows (like `interlock.yml`)")
         return value
+    extends: str | None = Field(
+        None,
+        pattern=EXTENDS_PATTERN,
+        description="owner/repo[:path] (or repo, of the same owner) whose configuration this one inherits",
+    )
+    teams: dict[TeamName, TeamConfig] | None = Field(
+        None, description="the repository's teams by name, the first being its default team; none: one implicit team"
+    )
+
+    @model_validator(mode="after")
+    def _teams_coherent(self) -> RepoConfig:
+        if self.teams is not None and not self.teams:
+            raise ValueError("teams: name at least one team, or leave the key out for the implicit team")
+        takers = [name for name, team in (self.teams or {}).items() if team.accepts_requests]
+        if len(takers) > 1:
+            raise ValueError(f"teams: only one team may set acceptsRequests, found {', '.join(takers)}")
+        return self
+
+    def team_settings(self) -> list[TeamSettings]:
+        """Every team, with the top-level keys filled in where it left them out; the default team first."""
+        defaults = TeamDefaults(
+            gatekeepers=self.gatekeepers,
+            graphsets=self.graphsets,
+            default_graph=self.default_graph,
+            autopilot=self.autopilot,
+            runners=self.runners,
+        )
+        if self.teams is None:
+            return [implicit_team(defaults)]
+        return [settle(name, team, defaults) for name, team in self.teams.items()]
 
     def runs_on(self, capability: str) -> str:
         """The mission workflow's ``runner`` input: its ``runs-on`` as JSON, for ``fromJSON`` in the workflow."""
@@ -104,14 +143,60 @@ class RepoConfig(BaseModel):
 def parse_config(text: bytes | None) -> RepoConfig:
     """Defaults when there is no file; a clear error naming every problem when the file is wrong, read with
     app/inputfile.py's limits, since anyone who can push to the default branch writes it."""
+    return validate_config(read_config_data(text), CONFIG_PATH)
+
+
+def read_config_data(text: bytes | None, source: str = CONFIG_PATH) -> dict[str, Any]:
+    """The file's YAML as a mapping (empty when there is no file); ``source`` names the file in errors."""
     if text is None or not text.strip():
-        return RepoConfig()
+        return {}
     try:
-        data: Any = parse_yaml_text(CONFIG_PATH, text, CONFIG_LIMIT)
+        data: Any = parse_yaml_text(source, text, CONFIG_LIMIT)
     except InputUnreadable as exc:  # not YAML, not UTF-8, too large, nested too deeply
         raise ConfigInvalid(str(exc)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigInvalid(f"{source}: file: a mapping of keys is expected, found {type(data).__name__}")
+    return data
+
+
+def trigger_label_of(text: bytes | None) -> str | None:
+    """The trigger label an invalid file still names (its own ``trigger_label``, else the default), so that a
+    start it refuses can be answered on the issue; ``None`` when the file cannot be read as YAML at all."""
     try:
-        return RepoConfig.model_validate(data or {})
+        data = read_config_data(text)
+    except ConfigInvalid:
+        return None
+    label = data.get("trigger_label", RepoConfig.model_fields["trigger_label"].default)
+    return label if isinstance(label, str) else None
+
+
+def validate_config(data: dict[str, Any], source: str = CONFIG_PATH) -> RepoConfig:
+    """The configuration from parsed data, every problem named by its path in ``source``."""
+    try:
+        return RepoConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in exc.errors())
-        raise ConfigInvalid(f"{CONFIG_PATH}: {problems}") from None
+        problems = [f"{where(e['loc'], data) or 'file'}: {_message(e['msg'])}" for e in exc.errors()]
+        raise ConfigInvalid(f"{source}: {'; '.join(problems)}", [f"{source}: {p}" for p in problems]) from None
+
+
+def where(loc: tuple[int | str, ...], data: Any) -> str:
+    """The dotted path of a problem in the file as written: a role given in a mapping is named by its key
+    (``teams.core.roles.dev.colour``), not by its place in the list it was turned into."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, dict) and 0 <= part < len(node):
+            part = list(node)[part]
+        parts.append(str(part))
+        node = node.get(part) if isinstance(node, dict) else node[part] if _indexes(node, part) else None
+    return ".".join(parts)
+
+
+def _message(text: str) -> str:
+    return text.removeprefix("Value error, ")
+
+
+def _indexes(node: Any, part: int | str) -> bool:
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)

@@ -31,7 +31,8 @@ def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None
     urls = {**{int(k.split(":", 1)[1]): v for k, v in run.links.items() if k.startswith("job:")}, **(job_urls or {})}
     lines = [MARKER.format(run_id=run.id), f"### Interlock run `{run.id}` — {run.status.value}", ""]
     stage = "the end" if run.stage == END else f"`{run.stage}`"
-    lines.append(f"**Graph** `{run.graph}` · **stage** {stage} · **branch** `{run.branch}` → `{run.base}`")
+    team = f"**Team** `{run.team}` · " if run.team else ""  # none for the implicit team: as before teams
+    lines.append(f"{team}**Graph** `{run.graph}` · **stage** {stage} · **branch** `{run.branch}` → `{run.base}`")
     ledger = run.ledger
     budget = [f"{ledger.attempts} attempts", f"{ledger.calls} calls", f"{ledger.units:g} units"]
     limits = run.policy

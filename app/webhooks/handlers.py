@@ -17,7 +17,8 @@ from app.engine.errors import EventRejected, RunNotFound, VersionConflict
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run
 from app.github.client import GitHubApp
-from app.github.config import RepoConfig
+from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, trigger_label_of
+from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
@@ -107,7 +108,11 @@ class Handlers:
             return Outcome.IGNORED
         issue = delivery.require_number("issue", "number")
         runs = self.runs(delivery)
-        config = runs.config()
+        try:
+            config = runs.config()
+        except ConfigInvalid as exc:  # still the service's 422, and the issue is told why nothing starts
+            self._refuse_config(runs, delivery, issue, label, exc)
+            raise
         if label != config.trigger_label:
             return Outcome.IGNORED
         user = delivery.require_sender()
@@ -123,14 +128,12 @@ class Handlers:
             return Outcome.HANDLED
         if earlier and runs.is_live(earlier[-1]):
             return Outcome.IGNORED  # SPEC GH1: one live run per issue
-        chosen = graph_label(delivery, runs.config())
-        graph, errors = runs.graph_named(chosen)
-        if graph is None or errors:
-            listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
-            runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")
+        chosen = self._team_and_graph(runs, delivery, issue)
+        if chosen is None:
             return Outcome.HANDLED
+        team, graph = chosen
         try:
-            self._start(runs, delivery, issue, graph, user, earlier)
+            self._start(runs, delivery, issue, graph, user, earlier, team)
         except BaseBranchMissing as exc:  # bad configuration: nothing was made, and a redelivery cannot help yet
             log.warning("refused %s: %s", delivery.describe(), exc)
             fix = "Nothing was started; once that is done, redeliver this delivery or label the issue again."
@@ -141,8 +144,33 @@ class Handlers:
             return Outcome.IGNORED
         return Outcome.HANDLED
 
+    def _team_and_graph(self, runs: GitHubRuns, delivery: Delivery, issue: int) -> tuple[TeamSettings, Graph] | None:
+        """The run's team and valid graph (issue 13, SPEC G6); ``None`` when it cannot start, the issue told why:
+        a ``team:`` label naming no team, or a graph missing or invalid."""
+        config, labels = runs.config(), issue_labels(delivery)
+        teams = config.team_settings()
+        try:
+            named = labelled_team(teams, labels)
+        except TeamUnknown as exc:
+            runs.api.comment(runs.repo, issue, f"Interlock cannot start: {exc}. Nothing was started.")
+            return None
+        chosen = graph_label(labels, config, (named or teams[0]).default_graph)
+        graph, errors, holder = runs.graph_named(chosen, graph_folders(teams, labels))
+        if graph is None or errors:
+            listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
+            runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")
+            return None
+        return choose_team(teams, labels, holder), graph
+
     def _start(
-        self, runs: GitHubRuns, delivery: Delivery, issue: int, graph: Graph, user: str, earlier: list[Run]
+        self,
+        runs: GitHubRuns,
+        delivery: Delivery,
+        issue: int,
+        graph: Graph,
+        user: str,
+        earlier: list[Run],
+        team: TeamSettings,
     ) -> None:
         """The issue's next run: `issue-N`, then after each run that ended a new id, branch and record; the
         ended run's final label goes, so the issue shows the new run's state only."""
@@ -157,9 +185,24 @@ class Handlers:
             at=when(text_at(issue_data, "updated_at")),
             by=user,
             run_id=run_id_for(issue, ended=len(earlier)),
+            team=team,
         )
         if earlier:
             runs.api.remove_label(runs.repo, issue, f"interlock:{earlier[-1].status.value}")
+
+    def _refuse_config(self, runs: GitHubRuns, delivery: Delivery, issue: int, label: str, exc: ConfigInvalid) -> None:
+        """A trigger label on a repository whose configuration is refused (issue 13): every problem on the issue,
+        once per delivery. A file that is not even YAML names no trigger label: then nothing is said."""
+        if label != trigger_label_of(runs.api.file(runs.repo, CONFIG_PATH, runs.default_branch)):
+            return
+        listed = "\n".join(f"- {problem}" for problem in exc.problems)
+        fix = (
+            f"Nothing was started. Fix `{CONFIG_PATH}` on the default branch (`interlock config check --repo "
+            f"{runs.repo}` lists every problem), then label the issue again or redeliver this delivery."
+        )
+        self._say_once(
+            runs, issue, delivery, f"Interlock cannot start: the configuration is invalid.\n\n{listed}\n\n{fix}"
+        )
 
     def _say_once(self, runs: GitHubRuns, issue: int, delivery: Delivery, text: str) -> None:
         """A comment for a refused delivery, marked with its id: a redelivery that is refused again posts none."""
@@ -275,11 +318,14 @@ class Handlers:
         return Outcome.HANDLED
 
 
-def graph_label(delivery: Delivery, config: RepoConfig) -> str:
-    """The graph a ``graph:<name>`` label of the issue names, else the configured default (SPEC GH1)."""
+def issue_labels(delivery: Delivery) -> list[str]:
+    return [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
+
+
+def graph_label(labels: list[str], config: RepoConfig, default: str) -> str:
+    """The graph a ``graph:<name>`` label of the issue names, else the team's default graph (SPEC GH1)."""
     prefix = config.graph_label_prefix
-    labels = [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
-    return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), config.default_graph)
+    return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), default)
 
 
 def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:

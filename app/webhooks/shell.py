@@ -36,9 +36,11 @@ from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
-from app.github.config import CONFIG_PATH, RepoConfig, parse_config
+from app.github.config import CONFIG_PATH, RepoConfig
+from app.github.extends import load_config
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
+from app.github.teams import TeamSettings, team_named
 from app.graphset import find_graph
 from app.inputfile import InputUnreadable, parse_json_text
 from app.runner.driver import Applied, OrderTerms, RunDriver
@@ -72,36 +74,52 @@ class GitHubRuns:
         self._config: RepoConfig | None = None
 
     def config(self) -> RepoConfig:
-        """The repository's configuration from its default branch, kept for ``CONFIG_TTL_S`` per process."""
+        """The repository's configuration from its default branch, over what it extends (``extends:``), kept
+        for ``CONFIG_TTL_S`` per process."""
         if self._config is None:
             cached = CONFIG_CACHE.get(self.repo)
             if cached is not None and time.monotonic() - cached[0] < CONFIG_TTL_S:
                 self._config = cached[1]
             else:
-                self._config = parse_config(self.api.file(self.repo, CONFIG_PATH, self.default_branch))
+                self._config = load_config(self.api, self.repo, self.default_branch)
                 CONFIG_CACHE[self.repo] = (time.monotonic(), self._config)
         return self._config
 
-    def graph_named(self, name: str) -> tuple[Graph | None, list[str]]:
-        """The graph from the repository's graphsets, else the bundled library; with its errors (SPEC G6)."""
-        for folder in self.config().graphsets:
+    def graph_named(self, name: str, folders: list[str]) -> tuple[Graph | None, list[str], str | None]:
+        """The graph from the first of ``folders`` (graphsets) holding it, else the bundled library; with its
+        errors (SPEC G6) and the folder it came from (``None``: the library), which says whose it is."""
+        for folder in folders:
             raw = self.api.file(self.repo, f"{folder.rstrip('/')}/{name}.json", self.default_branch)
             if raw is not None:
                 try:  # read with a file's limits (app/inputfile.py): a deep one is no RecursionError
                     outcome = validate_graph(parse_json_text(f"{folder}/{name}.json", raw))
                 except InputUnreadable as exc:
-                    return None, [str(exc)]
-                return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors]
+                    return None, [str(exc)], folder
+                return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors], folder
         try:
-            return find_graph(name, self.library, paths=False), []  # a name, never a path (SPEC GH9)
+            return find_graph(name, self.library, paths=False), [], None  # a name, never a path (SPEC GH9)
         except InterlockError as exc:
-            return None, [str(exc)]
+            return None, [str(exc)], None
+
+    def team_of(self, run: Run) -> TeamSettings:
+        """The settings of the run's team, as the default branch's configuration has them now."""
+        return team_named(self.config().team_settings(), run.team)
 
     def start(
-        self, issue: int, title: str, body: str, graph: Graph, key: str, at: datetime, by: str, run_id: str = ""
+        self,
+        issue: int,
+        title: str,
+        body: str,
+        graph: Graph,
+        key: str,
+        at: datetime,
+        by: str,
+        run_id: str = "",
+        team: TeamSettings | None = None,
     ) -> Run:
         """A new run for an issue (SPEC GH1, GH2): run branch with an empty start commit, then the entry."""
         config = self.config()
+        team = team or config.team_settings()[0]
         run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
         resumed = not self._create_run_branch(branch, config.base, title)
@@ -117,7 +135,8 @@ class GitHubRuns:
             branch=branch,
             base=config.base,
             policy=config.policy,
-            autopilot=config.autopilot,
+            autopilot=team.autopilot,
+            team="" if team.implicit else team.name,
             advisor=bool(config.advisor),
             upstream=tuple(config.upstream),
             links={"issue": str(issue), "status_comment": str(comment)},
@@ -274,7 +293,7 @@ class GitHubRuns:
                 pull = self.api.pull(self.repo, int(run.links["pr"])) if "pr" in run.links else None
                 return pull is not None and (not pull["draft"] or pull["state"] != "open"), run
             case OpenGate():
-                wanted = set(self.config().gatekeepers)
+                wanted = set(self.team_of(run).gatekeepers)
                 if not wanted or "pr" not in run.links:
                     return True, run
                 return wanted <= self.api.reviewers_asked(self.repo, int(run.links["pr"])), run
@@ -317,7 +336,7 @@ class GitHubRuns:
         that touches ``.github/workflows/`` (``app/runner/job.py``)."""
         summary = run.mission(seq)
         stage = summary.stage if summary else run.stage
-        inputs = {"run": run.id, "mission": str(seq), "stage": stage, "runner": self.config().runs_on(capability)}
+        inputs = {"run": run.id, "mission": str(seq), "stage": stage, "runner": self.team_of(run).runs_on(capability)}
         workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
         return self._job_url(workflow_run) if workflow_run else None
 
@@ -348,7 +367,7 @@ class GitHubRuns:
 
     def _request_review(self, run: Run) -> None:
         if "pr" in run.links:
-            self.api.request_reviewers(self.repo, int(run.links["pr"]), self.config().gatekeepers)
+            self.api.request_reviewers(self.repo, int(run.links["pr"]), self.team_of(run).gatekeepers)
 
     def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
         """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself, and record

@@ -103,6 +103,7 @@ class FakeGitHub:
         self.default_branch = "main"
         self.repo_labels: set[str] = set()
         self.runners: list[dict[str, Any]] | None = None  # None: the app may not list them (403)
+        self.unreadable: set[str] = set()  # repositories the installation cannot see: GitHub answers 404
 
     # -- set-up -------------------------------------------------------------------------------------
     def transport(self) -> httpx.MockTransport:
@@ -156,6 +157,8 @@ class FakeGitHub:
                 if status == 0:
                     raise httpx.ReadTimeout("injected timeout", request=request)
                 return httpx.Response(status, headers=headers, json={"message": f"injected {status}"})
+        if any(path == f"/repos/{repo}" or path.startswith(f"/repos/{repo}/") for repo in self.unreadable):
+            return httpx.Response(404, json={"message": "Not Found"})
         for method, pattern, handler in self.routes:
             match = pattern.fullmatch(path)
             if match and request.method == method:

@@ -1,0 +1,112 @@
+"""``interlock config check``: the repository configuration (``.github/interlock.yml``) with every graph its
+teams attach to, from a checkout (``--file``) or from GitHub through the App's credentials (``--repo``).
+
+Exit codes as ``interlock validate``: 0 when nothing is wrong (warnings allowed), 1 when the configuration or a
+graph has an error, 2 when the file or the repository cannot be read at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli_doctor import REPOSITORY_NAME, render
+from app.engine.errors import InterlockError
+from app.engine.findings import Finding, FindingCode, has_errors, warning
+from app.github.config import CONFIG_PATH, ConfigInvalid, read_config_data, validate_config
+from app.github.configcheck import check_config, config_problems, github_graphsets, local_graphsets
+from app.graphset import library_dirs
+from app.inputfile import InputUnreadable, read_input_bytes
+
+EXIT_INVALID = 1
+
+
+def register(cli: typer.Typer) -> None:
+    group = typer.Typer(
+        name="config", help="The repository configuration, .github/interlock.yml.", no_args_is_help=True
+    )
+    cli.add_typer(group, name="config")
+
+    @group.command("check")
+    def check(
+        repo: Annotated[
+            str | None, typer.Option("--repo", metavar="OWNER/NAME", help="Check a repository's file on GitHub.")
+        ] = None,
+        file: Annotated[
+            Path | None, typer.Option("--file", help=f"Check a file of a checkout (default: ./{CONFIG_PATH}).")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+    ) -> None:
+        """Validate the configuration and every graph of every graphset its teams attach to, against each
+        team's roster: every error at once. Exit 0 when valid, 1 on an error, 2 when it cannot be read."""
+        if repo is not None and file is not None:
+            raise InterlockError("give --repo or --file, not both")
+        if repo is not None:
+            findings, title = _github(repo), f"interlock config check: {repo} on GitHub"
+        else:
+            path = file or Path(CONFIG_PATH)
+            findings, title = _local(path), f"interlock config check: {path}"
+        if as_json:
+            typer.echo(
+                json.dumps({"ok": not has_errors(findings), "findings": [f.to_json() for f in findings]}, indent=2)
+            )
+        else:
+            typer.echo(render(findings, title))
+        if has_errors(findings):
+            raise typer.Exit(EXIT_INVALID)
+
+
+def _local(path: Path) -> list[Finding]:
+    """A file of a checkout; its graphsets are folders of the repository it is in (the folder above
+    ``.github/``, else the current folder). ``extends`` is not followed: that needs the App (``--repo``)."""
+    try:
+        raw = read_input_bytes(path)
+    except InputUnreadable as exc:
+        raise InterlockError(f"cannot read {path}: {exc.reason}") from None
+    subject = str(path)
+    try:
+        data = read_config_data(raw, subject)
+        config = validate_config(data, subject)
+    except ConfigInvalid as exc:
+        return config_problems(exc, subject)
+    root = path.resolve().parent.parent if path.resolve().parent.name == ".github" else Path.cwd()
+    found = check_config(config, local_graphsets(root), library_dirs(), subject)
+    if config.extends:
+        fix = "run `interlock config check --repo OWNER/NAME` to check it with what it extends"
+        found.insert(
+            1,
+            warning(
+                FindingCode.REPO_CONFIG, subject, f"extends: {config.extends} is not followed for a local file", fix
+            ),
+        )
+    return found
+
+
+def _github(repo: str) -> list[Finding]:
+    """The repository's file on its default branch, over what it extends, through the App's credentials."""
+    from app.github.client import GitHubApp
+    from app.github.extends import load_config
+    from app.webhooks.settings import SettingsError, settings_from_env
+
+    if not REPOSITORY_NAME.match(repo):
+        raise InterlockError(f"--repo takes OWNER/NAME, not {repo!r}")
+    try:  # the webhook secret does not matter to API calls
+        settings = settings_from_env({**os.environ, "GITHUB_WEBHOOK_SECRET": "-"})
+    except SettingsError as exc:
+        raise InterlockError("; ".join(exc.problems)) from None
+    app = GitHubApp(settings.app_identity())
+    installation = app.as_app().repo_installation(repo)
+    if installation is None or not isinstance(installation.get("id"), int):
+        raise InterlockError(f"the App is not installed on {repo} (or it does not exist): install it, then check again")
+    api = app.installation(installation["id"])
+    branch = (api.repository(repo) or {}).get("default_branch") or "main"
+    subject = f"{CONFIG_PATH} on {repo}@{branch}"
+    try:
+        config = load_config(api, repo, branch)
+    except ConfigInvalid as exc:
+        return config_problems(exc, subject)
+    return check_config(config, github_graphsets(api, repo, branch), library_dirs(), subject)

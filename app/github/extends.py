@@ -1,0 +1,97 @@
+"""``extends: owner/repo[:path]`` in ``.github/interlock.yml`` (issue 13): a repository inherits an
+organisation's shared configuration, as Probot's ``_extends`` does, so that teams, gatekeepers and runners are
+written once for many repositories.
+
+As in Probot: ``repo`` alone is a repository of the same owner; without ``:path`` the file is at the same path
+(``.github/interlock.yml``), except in a repository named ``.github``, where it is ``interlock.yml`` at its root;
+an extended file may extend another, and each is read from its repository's default branch. Unlike Probot's
+shallow merge, mappings merge key by key (``merge``), so a repository can change one key of a team it inherits.
+A cycle, a chain longer than ``MAX_CHAIN``, a repository the App cannot read and a missing file are
+configuration errors: the caller starts nothing and says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, read_config_data, validate_config
+
+MAX_CHAIN = 5  # files in one chain, the repository's own included: each costs two API calls
+
+
+class Reader(Protocol):
+    """What loading needs of the GitHub client (``app/github/client.py`` ``Installation``)."""
+
+    def repository(self, repo: str) -> dict[str, Any] | None: ...
+
+    def file(self, repo: str, path: str, ref: str) -> bytes | None: ...
+
+
+class Source(NamedTuple):
+    repo: str
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.repo}:{self.path}"
+
+
+def source_of(spec: str, owner: str) -> Source:
+    """Where ``extends: spec`` points, written in a repository of ``owner`` (Probot's rules, above)."""
+    target, _, path = spec.partition(":")
+    repo = target if "/" in target else f"{owner}/{target}"
+    if not path:
+        path = CONFIG_PATH.removeprefix(".github/") if repo.split("/")[1] == ".github" else CONFIG_PATH
+    return Source(repo, path)
+
+
+def load_config(api: Reader, repo: str, branch: str) -> RepoConfig:
+    """The repository's configuration from ``branch`` (its default branch), merged over every file it extends,
+    each file validated on its own first so that an error names the file it is in."""
+    own = read_config_data(api.file(repo, CONFIG_PATH, branch))
+    validate_config(own)
+    layers, chain = [own], [Source(repo, CONFIG_PATH)]
+    spec = own.get("extends")
+    while isinstance(spec, str):
+        source = source_of(spec, chain[-1].repo.split("/")[0])
+        data = _read_extended(api, chain, source, spec)
+        layers.append(data)
+        chain.append(source)
+        spec = data.get("extends")
+    merged: dict[str, Any] = {}
+    for data in reversed(layers):  # the most general first; each nearer file over it
+        merged = merge(merged, data)
+    return validate_config(merged, f"{CONFIG_PATH} with what it extends")
+
+
+def _read_extended(api: Reader, chain: list[Source], source: Source, spec: str) -> dict[str, Any]:
+    """One extended file, or the configuration error that says why it cannot be had."""
+    where = f"{chain[-1]}: extends: {spec}"
+    if source in chain:
+        cycle = " → ".join(str(s) for s in [*chain[chain.index(source) :], source])
+        raise ConfigInvalid(f"{where}: a cycle of extends ({cycle})")
+    if len(chain) >= MAX_CHAIN:
+        raise ConfigInvalid(f"{where}: more than {MAX_CHAIN} files extend one another")
+    if ".." in source.path.split("/"):
+        raise ConfigInvalid(f"{where}: the path may not leave the repository (`..`)")
+    info = api.repository(source.repo)
+    if info is None or not isinstance(info.get("default_branch"), str):
+        raise ConfigInvalid(
+            f"{where}: the App cannot read {source.repo} (it does not exist, or the App is not installed on it)"
+        )
+    raw = api.file(source.repo, source.path, info["default_branch"])
+    if raw is None:
+        raise ConfigInvalid(f"{where}: {source.repo} has no {source.path} on its default branch")
+    data = read_config_data(raw, str(source))
+    validate_config(data, str(source))
+    return data
+
+
+def merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """``own`` over ``base``: two mappings merge key by key, recursively (teams by name, roles given as mappings
+    by name, runners and prices by key); anything else, a list included, is ``own``'s whole. ``own``'s keys
+    come first, in its order, then those only ``base`` has: a repository's first team stays its default team."""
+    merged: dict[str, Any] = {}
+    for key, value in own.items():
+        inherited = base.get(key)
+        merged[key] = merge(inherited, value) if isinstance(value, dict) and isinstance(inherited, dict) else value
+    return {**merged, **{key: value for key, value in base.items() if key not in own}}
