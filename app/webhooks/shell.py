@@ -34,6 +34,7 @@ from app.engine.events import Event, Linked, Start
 from app.engine.graph import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
+from app.engine.team import Team
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
 from app.github.config import CONFIG_PATH, RepoConfig
@@ -70,7 +71,7 @@ class GitHubRuns:
         self.default_branch = default_branch
         self.library = library or []
         self.store = GitHubStore(self.api, repo)
-        self.driver = RunDriver(self.store, lambda: OrderTerms(self.config().advisor, self.config().prices))
+        self.driver = RunDriver(self.store, self._order_terms)
         self._config: RepoConfig | None = None
 
     def config(self) -> RepoConfig:
@@ -100,6 +101,16 @@ class GitHubRuns:
             return find_graph(name, self.library, paths=False), [], None  # a name, never a path (SPEC GH9)
         except InterlockError as exc:
             return None, [str(exc)], None
+
+    def _order_terms(self) -> OrderTerms:
+        """What each order names besides its effect: the advisor, the prices, and the roles of the run's team,
+        whose agent, model and tools do its missions (SPEC U1); the implicit team has none: the job's agent."""
+        config = self.config()
+        return OrderTerms(config.advisor, config.prices, team=self._roster)
+
+    def _roster(self, run: Run) -> Team | None:
+        team = self.team_of(run)
+        return None if team.implicit else team.roster
 
     def team_of(self, run: Run) -> TeamSettings:
         """The settings of the run's team, as the default branch's configuration has them now."""

@@ -94,3 +94,36 @@ def test_the_readme_says_how_a_runs_team_is_chosen() -> None:
         "**Which team a run belongs to**: the team a `team:<name>` label of the issue names, else the first team whose"
         " graphsets hold the run's graph, else the repository's default team (the first, or the implicit one)."
     ) in readme  # each clause is a test above: label, graphset, default team
+
+
+ROLES = """base: develop
+default_graph: small
+teams:
+  core:
+    roles:
+      dev: {capabilities: [coding], agent: codex, model: gpt-5-mini, tools: [Read, Edit]}
+      lead: {fullAuthority: true, agent: claude, model: claude-haiku-4-5}
+"""
+
+
+def test_each_mission_of_a_team_is_ordered_with_its_roles_agent_model_and_tools(world: World) -> None:
+    # SPEC U1, G4: the order the job reads names the role that carries the step, else the full-authority one
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", ROLES)
+    _, issue = world.label()
+    build = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
+    assert (build["role"], build["agent"], build["model"], build["tools"]) == (
+        "dev",
+        "codex",
+        "gpt-5-mini",
+        ["Read", "Edit"],
+    )
+    world.job_done(issue, 1, "build", "built it")
+    world.review(issue, "approved")
+    review = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0002-review.json"])
+    assert (review["role"], review["agent"], review["model"]) == ("lead", "claude", "claude-haiku-4-5")
+
+
+def test_without_teams_an_order_names_no_role_and_the_job_runs_its_own_agent(world: World) -> None:
+    _, issue = world.label()
+    build = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
+    assert "role" not in build and "agent" not in build and "model" not in build
