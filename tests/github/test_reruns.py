@@ -290,8 +290,19 @@ def test_a_base_that_is_no_branch_name_is_a_configuration_error_before_anything_
     body, headers = signed("issues", label_payload())
     response = client.post(WEBHOOK_PATH, content=body, headers=headers)
     assert response.status_code == 422 and "base" in response.json()["detail"], response.text
-    assert world.fake.dispatches == [] and world.fake.comments == {}
+    assert world.fake.dispatches == [] and said_once(world, "- .github/interlock.yml: base: not a branch name")
     assert not any(branch.startswith("interlock/issue") for _, branch in world.fake.refs)
+
+
+def said_once(world: World, problem: str) -> bool:
+    """The only comment is the one that says why nothing started (issue 13: bad configuration is said on the
+    issue), naming the problem."""
+    bodies = [str(comment["body"]) for comment in world.fake.comments.values()]
+    return (
+        len(bodies) == 1
+        and bodies[0].startswith("Interlock cannot start: the configuration is invalid.")
+        and (problem in bodies[0])
+    )
 
 
 @pytest.mark.parametrize("workflow", ["interlock.yml?x=1", ".interlock.yml", "interlock.yml#x", "sub/interlock.yml"])
@@ -307,4 +318,4 @@ def test_a_workflow_that_is_no_file_name_of_github_workflows_is_a_configuration_
     body, headers = signed("issues", label_payload())
     response = client.post(WEBHOOK_PATH, content=body, headers=headers)
     assert response.status_code == 422 and "workflow" in response.json()["detail"], response.text
-    assert world.fake.dispatches == [] and world.fake.comments == {}
+    assert world.fake.dispatches == [] and said_once(world, "- .github/interlock.yml: workflow: not the file name")
