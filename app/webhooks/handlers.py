@@ -18,6 +18,7 @@ from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run
 from app.github.client import GitHubApp
 from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, trigger_label_of
+from app.github.graphs import repo_graph
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
@@ -155,7 +156,8 @@ class Handlers:
             runs.api.comment(runs.repo, issue, f"Interlock cannot start: {exc}. Nothing was started.")
             return None
         chosen = graph_label(labels, config, (named or teams[0]).default_graph)
-        graph, errors, holder = runs.graph_named(chosen, graph_folders(teams, labels))
+        folders = graph_folders(teams, labels)
+        graph, errors, holder = repo_graph(runs.api, runs.repo, runs.default_branch, chosen, folders, runs.library)
         if graph is None or errors:
             listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
             runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")

@@ -35,15 +35,12 @@ from app.engine.graph import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
 from app.engine.team import Team
-from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError
 from app.github.config import CONFIG_PATH, RepoConfig
 from app.github.extends import load_config
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.github.teams import TeamSettings, team_named
-from app.graphset import find_graph
-from app.inputfile import InputUnreadable, parse_json_text
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
@@ -85,22 +82,6 @@ class GitHubRuns:
                 self._config = load_config(self.api, self.repo, self.default_branch)
                 CONFIG_CACHE[self.repo] = (time.monotonic(), self._config)
         return self._config
-
-    def graph_named(self, name: str, folders: list[str]) -> tuple[Graph | None, list[str], str | None]:
-        """The graph from the first of ``folders`` (graphsets) holding it, else the bundled library; with its
-        errors (SPEC G6) and the folder it came from (``None``: the library), which says whose it is."""
-        for folder in folders:
-            raw = self.api.file(self.repo, f"{folder.rstrip('/')}/{name}.json", self.default_branch)
-            if raw is not None:
-                try:  # read with a file's limits (app/inputfile.py): a deep one is no RecursionError
-                    outcome = validate_graph(parse_json_text(f"{folder}/{name}.json", raw))
-                except InputUnreadable as exc:
-                    return None, [str(exc)], folder
-                return outcome.graph, [f"`{i.code}`: {i.message}" for i in outcome.errors], folder
-        try:
-            return find_graph(name, self.library, paths=False), [], None  # a name, never a path (SPEC GH9)
-        except InterlockError as exc:
-            return None, [str(exc)], None
 
     def _order_terms(self) -> OrderTerms:
         """What each order names besides its effect: the advisor, the prices, and the roles of the run's team,
