@@ -65,6 +65,9 @@ class RepoConfig(BaseModel):
     workflow: str = "interlock.yml"
     gatekeepers: list[str] = Field(default_factory=list)
     autopilot: bool = False
+    concurrency: int | None = Field(
+        None, ge=1, description="runs at once of a repository without `teams:` (SPEC U5); left out, no limit"
+    )
     policy: Policy | None = None
     advisor: str | None = Field(
         None,
@@ -127,6 +130,7 @@ class RepoConfig(BaseModel):
             default_graph=self.default_graph,
             autopilot=self.autopilot,
             runners=self.runners,
+            concurrency=self.concurrency,
         )
         if self.teams is None:
             return [implicit_team(defaults)]

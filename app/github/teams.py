@@ -94,7 +94,7 @@ class TeamSettings(BaseModel):
     default_graph: str
     auto_accept: bool
     autopilot: bool
-    concurrency: int
+    concurrency: int | None  # None: no limit (the implicit team, unless the top-level `concurrency` sets one)
     satellites: list[str]
     accepts_requests: bool
     runners: Runners
@@ -113,6 +113,7 @@ class TeamDefaults(BaseModel):
     default_graph: str
     autopilot: bool
     runners: Runners
+    concurrency: int | None = None  # only the implicit team's: a repository without `teams:` is not limited
 
 
 def settle(name: str, team: TeamConfig, defaults: TeamDefaults) -> TeamSettings:
@@ -134,7 +135,8 @@ def settle(name: str, team: TeamConfig, defaults: TeamDefaults) -> TeamSettings:
 
 def implicit_team(defaults: TeamDefaults) -> TeamSettings:
     """The team of a repository whose file has no ``teams:``: today's behaviour, named ``default``."""
-    return settle(IMPLICIT_TEAM, TeamConfig(), defaults).model_copy(update={"implicit": True})
+    team = settle(IMPLICIT_TEAM, TeamConfig(), defaults)
+    return team.model_copy(update={"implicit": True, "concurrency": defaults.concurrency})
 
 
 TEAM_LABEL = "team:"

@@ -25,6 +25,7 @@ from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
+from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places, waiting_text
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
 
@@ -64,6 +65,7 @@ class Handlers:
     def register(self, router: Router) -> Router:
         self.app_slug = router.app_slug
         router.on("issues", "labeled")(self.issue_labeled)
+        router.on("issues", "unlabeled")(self.issue_unlabeled)
         router.on("workflow_run", "completed")(self.job_completed)
         router.on("pull_request_review", "submitted")(self.review_submitted)
         router.on("pull_request", "closed")(self.pull_closed)
@@ -77,6 +79,8 @@ class Handlers:
         only on an issue the App itself opened whose number the run recorded when it filed it, and only a close
         by the App or by someone with the configured permission on that repository counts (SPEC GH9)."""
         found = UPSTREAM.search(text_at(delivery.payload, "issue", "body") or "")
+        if found is None and delivery.installation_id is not None:
+            return self._leave_queue(delivery)  # SPEC U5: a closed issue leaves its team's queue
         if found is None or delivery.installation_id is None:
             return Outcome.IGNORED
         upstream = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
@@ -133,6 +137,8 @@ class Handlers:
         if chosen is None:
             return Outcome.HANDLED
         team, graph = chosen
+        if team.concurrency is not None and not self._admitted(runs, delivery, issue, team):
+            return Outcome.HANDLED  # SPEC U5: queued, the issue told its place; nothing else is made
         try:
             self._start(runs, delivery, issue, graph, user, earlier, team)
         except BaseBranchMissing as exc:  # bad configuration: nothing was made, and a redelivery cannot help yet
@@ -143,7 +149,52 @@ class Handlers:
         except VersionConflict:  # SPEC GH1: a label delivered at the same time started the run first
             log.info("ignored %s: another delivery started the issue's run first", delivery.describe())
             return Outcome.IGNORED
+        if team.concurrency is not None:
+            started(runs, team, issue)
         return Outcome.HANDLED
+
+    def _admitted(self, runs: GitHubRuns, delivery: Delivery, issue: int, team: TeamSettings) -> bool:
+        """SPEC U5: whether the trigger may start now; else it waits in the team's queue (once) and is told where."""
+        payload = queued_payload(delivery.payload, runs.api.redactor.text)
+        place, added = admit(runs, team, issue, Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload))
+        if place is None:
+            return True
+        if added:
+            runs.api.comment(runs.repo, issue, waiting_text(team, place))
+        return False
+
+    def _queue_moves(self, runs: GitHubRuns, run: Run) -> None:
+        """SPEC U5: a run of a team with a limit ended, however it ended: the next waiting triggers start, by the
+        label's own start path, and the others are told their new places. A start that fails leaves its trigger at
+        the head of the queue; the redelivery of this event tries again."""
+        if runs.is_live(run):
+            return
+        team = runs.team_of(run)
+        if team.concurrency is None:
+            return
+        tried: set[int] = set()
+        while (head := head_to_start(runs, team)) is not None and head.issue not in tried:
+            tried.add(head.issue)
+            self.issue_labeled(Delivery("issues", head.delivery, head.payload))
+        tell_places(runs, team)
+
+    def issue_unlabeled(self, delivery: Delivery) -> Outcome:
+        """SPEC U5: the trigger label removed from a waiting issue takes it out of its team's queue."""
+        if (
+            delivery.installation_id is None
+            or text_at(delivery.payload, "label", "name") != self.runs(delivery).config().trigger_label
+        ):
+            return Outcome.IGNORED
+        return self._leave_queue(delivery)
+
+    def _leave_queue(self, delivery: Delivery) -> Outcome:
+        runs, issue = self.runs(delivery), delivery.require_number("issue", "number")
+        left = False
+        for team in runs.config().team_settings():
+            if team.concurrency is not None and leave(runs, team, issue):
+                tell_places(runs, team)
+                left = True
+        return Outcome.HANDLED if left else Outcome.IGNORED
 
     def _team_and_graph(self, runs: GitHubRuns, delivery: Delivery, issue: int) -> tuple[TeamSettings, Graph] | None:
         """The run's team and valid graph (issue 13, SPEC G6); ``None`` when it cannot start, the issue told why:
@@ -303,7 +354,7 @@ class Handlers:
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         try:
             make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
-            apply_to_issue(runs, issue, delivery.delivery_id, make)
+            self._queue_moves(runs, apply_to_issue(runs, issue, delivery.delivery_id, make))
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
         return Outcome.HANDLED
@@ -314,9 +365,10 @@ class Handlers:
 
     def _apply(self, runs: GitHubRuns, run_id: str, make: Any, also: tuple[str, ...] = ()) -> Outcome:
         try:
-            runs.apply(run_id, make, also=also)
+            run = runs.apply(run_id, make, also=also)
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
+        self._queue_moves(runs, run)
         return Outcome.HANDLED
 
 

@@ -43,7 +43,9 @@ def test_a_file_without_teams_is_one_implicit_team_of_the_top_level_keys() -> No
     [team] = config.team_settings()
     assert (team.name, team.implicit, team.roster.roles) == ("default", True, [])
     assert (team.gatekeepers, team.autopilot, team.graphsets, team.default_graph) == (["bob"], True, ["g"], "x")
-    assert (team.concurrency, team.satellites, team.auto_accept, team.accepts_requests) == (1, [], False, False)
+    # SPEC U5: the implicit team is not limited (None), as before teams, unless the top-level `concurrency` says so
+    assert (team.concurrency, team.satellites, team.auto_accept, team.accepts_requests) == (None, [], False, False)
+    assert parse_config(b"concurrency: 2\n").team_settings()[0].concurrency == 2
     assert team.runs_on("a") == config.runs_on("a") == '"b"'
     assert RepoConfig().team_settings()[0].graphsets == [".github/interlock/graphs"]
 
