@@ -190,7 +190,7 @@ class Handlers:
     def _leave_queue(self, delivery: Delivery) -> Outcome:
         runs, issue = self.runs(delivery), delivery.require_number("issue", "number")
         left = False
-        for team in runs.config().team_settings():
+        for team in runs.teams():
             if team.concurrency is not None and leave(runs, team, issue):
                 tell_places(runs, team)
                 left = True
@@ -200,7 +200,7 @@ class Handlers:
         """The run's team and valid graph (issue 13, SPEC G6); ``None`` when it cannot start, the issue told why:
         a ``team:`` label naming no team, or a graph missing or invalid."""
         config, labels = runs.config(), issue_labels(delivery)
-        teams = config.team_settings()
+        teams = runs.teams()
         try:
             named = labelled_team(teams, labels)
         except TeamUnknown as exc:

@@ -70,6 +70,7 @@ class GitHubRuns:
         self.store = GitHubStore(self.api, repo)
         self.driver = RunDriver(self.store, self._order_terms)
         self._config: RepoConfig | None = None
+        self._teams: list[TeamSettings] | None = None
 
     def config(self) -> RepoConfig:
         """The repository's configuration from its default branch, over what it extends (``extends:``), kept
@@ -83,6 +84,12 @@ class GitHubRuns:
                 CONFIG_CACHE[self.repo] = (time.monotonic(), self._config)
         return self._config
 
+    def teams(self) -> list[TeamSettings]:
+        """The teams, every setting decided, the default first: settled once, not at every order and lookup."""
+        if self._teams is None:
+            self._teams = self.config().team_settings()
+        return self._teams
+
     def _order_terms(self) -> OrderTerms:
         """What each order names besides its effect: the advisor, the prices, and the roles of the run's team,
         whose agent, model and tools do its missions (SPEC U1); the implicit team has none: the job's agent."""
@@ -95,7 +102,7 @@ class GitHubRuns:
 
     def team_of(self, run: Run) -> TeamSettings:
         """The settings of the run's team, as the default branch's configuration has them now."""
-        return team_named(self.config().team_settings(), run.team)
+        return team_named(self.teams(), run.team)
 
     def start(
         self,
@@ -111,7 +118,7 @@ class GitHubRuns:
     ) -> Run:
         """A new run for an issue (SPEC GH1, GH2): run branch with an empty start commit, then the entry."""
         config = self.config()
-        team = team or config.team_settings()[0]
+        team = team or self.teams()[0]
         run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
         resumed = not self._create_run_branch(branch, config.base, title)
