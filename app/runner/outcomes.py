@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from datetime import datetime
 from typing import Any
 
@@ -104,7 +105,7 @@ def _usage(data: Any) -> Usage:
     fields = {
         name: given[name]
         for name in USAGE_FIELDS
-        if isinstance(given.get(name), int | float | bool) or (name in UNKNOWN_ALLOWED and given.get(name, 0) is None)
+        if _figure(given.get(name)) or (name in UNKNOWN_ALLOWED and given.get(name, 0) is None)
     }
     adapter, kept = journal_adapter(Usage), {}
     for name, value in fields.items():
@@ -117,6 +118,12 @@ def _usage(data: Any) -> Usage:
     return usage
 
 
+def _figure(value: Any) -> bool:
+    """A usage figure a budget can charge: a finite number, never below 0 (NaN would be saved as ``null``
+    and leave a run no one can load; a negative cost would lower what the budget charges)."""
+    return isinstance(value, int | float) and math.isfinite(value) and value >= 0
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -124,5 +131,7 @@ def _text(value: Any) -> str | None:
 def _number(value: Any, kind: type[int] | type[float]) -> Any:
     """``value`` if it is a number of the right kind (a bool is not), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
+        return None
+    if not math.isfinite(value):
         return None
     return kind(value)
