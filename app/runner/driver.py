@@ -124,6 +124,8 @@ class RunDriver:
         except InputUnreadable as exc:
             raise InterlockError(f"the stored graph of run {run.id} cannot be read: {exc}") from None
         graph = parse_graph(stored, source=path)
+        if graph.content_hash() != run.graph_hash:  # rewritten since the start: this run's, never another's
+            return graph
         GRAPH_CACHE[run.graph_hash] = graph
         while len(GRAPH_CACHE) > GRAPH_CACHE_SIZE:
             GRAPH_CACHE.pop(next(iter(GRAPH_CACHE)))
