@@ -69,3 +69,33 @@ def test_a_redelivered_job_end_applies_once(world: World) -> None:  # noqa: F811
     after = world.run(issue)
     assert after.version == before.version or after.ledger == before.ledger
     assert after.status is before.status
+
+
+@pytest.mark.parametrize("command", ["/interlock stop", "/interlock abandon"])
+def test_a_delivery_racing_a_job_end_on_one_run_is_applied_once_each(
+    world: World, monkeypatch: pytest.MonkeyPatch, command: str  # noqa: F811
+) -> None:
+    # the comment's delivery saves between the job end's read and its save: the job end retries on the new version
+    from app.runner import driver as driver_module
+
+    _, issue = world.label()
+    real_step, raced = driver_module.step, []
+
+    def racing_step(current, event, graph):  # type: ignore[no-untyped-def]
+        if type(event).__name__ == "MissionFinished" and not raced:
+            raced.append(True)
+            assert world.comment(issue, command) is Outcome.HANDLED
+        return real_step(current, event, graph)
+
+    monkeypatch.setattr(driver_module, "step", racing_step)
+    # after an abandon, the mission's end is one the cancelled run no longer takes
+    assert world.job_done(issue, 1, "build", "built") in (Outcome.HANDLED, Outcome.IGNORED)
+    assert raced  # the race did happen
+    run = world.run(issue)
+    names = [key for key in run.applied]
+    assert len(names) == len(set(names))
+    assert sum(1 for m in run.missions if m.seq == 1 and m.status is not None) <= 1
+    assert len(world.fake.dispatches) == 1  # no mission after a stop or abandon
+    assert run.status in (Status.CANCELLED, Status.INTERRUPTED, Status.GATE_WAIT) or run.stop_requested
+    world.job_done(issue, 1, "build", "built")  # and its redelivery changes nothing
+    assert world.run(issue).version == run.version
