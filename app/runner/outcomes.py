@@ -86,7 +86,7 @@ def mission_event(
         at=moment,
         seq=seq,
         status=status,
-        answer=str(record.get("answer", "")),
+        answer="" if record.get("answer") is None else str(record.get("answer")),
         usage=_usage(record.get("usage")),
         commits=_number(record.get("commits"), int) or 0,
         session_id=_text(record.get("session_id")),
@@ -105,7 +105,8 @@ def _usage(data: Any) -> Usage:
     fields = {
         name: given[name]
         for name in USAGE_FIELDS
-        if _figure(given.get(name)) or (name in UNKNOWN_ALLOWED and given.get(name, 0) is None)
+        if (isinstance(given.get(name), bool) if name == "estimated" else _figure(given.get(name)))
+        or (name in UNKNOWN_ALLOWED and given.get(name, 0) is None)
     }
     adapter, kept = journal_adapter(Usage), {}
     for name, value in fields.items():
@@ -121,7 +122,7 @@ def _usage(data: Any) -> Usage:
 def _figure(value: Any) -> bool:
     """A usage figure a budget can charge: a finite number, never below 0 (NaN would be saved as ``null``
     and leave a run no one can load; a negative cost would lower what the budget charges)."""
-    return isinstance(value, int | float) and math.isfinite(value) and value >= 0
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def _text(value: Any) -> str | None:

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the world fixture is imported from test_flows)
 """Review of issue 12: hostile mission records and deliveries on GitHub."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tests.github.test_flows import World, world  # noqa: F401
         "null",
     ],
 )
-def test_a_hostile_record_is_handled(world: World, record: str) -> None:  # noqa: F811
+def test_a_hostile_record_is_handled(world: World, record: str) -> None:
     _, issue = world.label()
     assert world.job_done(issue, 1, "build", "", record=record) is Outcome.HANDLED
     run = world.run(issue)
@@ -36,15 +37,17 @@ def test_a_hostile_record_is_handled(world: World, record: str) -> None:  # noqa
 
 
 @pytest.mark.parametrize("cost", ["NaN", "Infinity", "-1000"])
-def test_a_cost_that_is_no_cost_is_unreported(world: World, cost: str) -> None:  # noqa: F811
+def test_a_cost_that_is_no_cost_is_unreported(world: World, cost: str) -> None:
     _, issue = world.label()
-    record = '{"status": "done", "answer": "built", "usage": {"cost_usd": %s, "input_tokens": -7}}' % cost
+    record = '{"status": "done", "answer": "built", "usage": {"cost_usd": COST, "input_tokens": -7}}'.replace(
+        "COST", cost
+    )
     assert world.job_done(issue, 1, "build", "", record=record) is Outcome.HANDLED
     line = world.run(issue).ledger.by_category["deliver"]
     assert line.cost_usd == 0 and line.input_tokens == 0
 
 
-def test_a_redelivered_job_end_applies_once(world: World) -> None:  # noqa: F811
+def test_a_redelivered_job_end_applies_once(world: World) -> None:
     _, issue = world.label()
     from tests.github.test_flows import DISPATCHED, example
 
@@ -73,7 +76,9 @@ def test_a_redelivered_job_end_applies_once(world: World) -> None:  # noqa: F811
 
 @pytest.mark.parametrize("command", ["/interlock stop", "/interlock abandon"])
 def test_a_delivery_racing_a_job_end_on_one_run_is_applied_once_each(
-    world: World, monkeypatch: pytest.MonkeyPatch, command: str  # noqa: F811
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
 ) -> None:
     # the comment's delivery saves between the job end's read and its save: the job end retries on the new version
     from app.runner import driver as driver_module
@@ -101,8 +106,7 @@ def test_a_delivery_racing_a_job_end_on_one_run_is_applied_once_each(
     assert world.run(issue).version == run.version
 
 
-@pytest.mark.xfail(strict=True, reason="a record's cost `true` is charged as $1 and an answer `null` becomes the text 'None'")
-def test_a_bool_cost_and_a_null_answer_are_not_figures_or_text(world: World) -> None:  # noqa: F811
+def test_a_bool_cost_and_a_null_answer_are_not_figures_or_text(world: World) -> None:
     from datetime import UTC, datetime
 
     from app.runner.outcomes import mission_event

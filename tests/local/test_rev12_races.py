@@ -54,7 +54,11 @@ def test_a_corrupt_stored_graph_is_a_clear_error_not_an_internal_one(
     for args in (["resume"], ["status"], ["abandon"]):
         done = subprocess.run(
             [sys.executable, "-m", "app", args[0], "corrupt", "--repo", str(repo)],
-            env=env, capture_output=True, text=True, timeout=60, check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
         assert done.returncode != 70 and "Traceback" not in done.stderr, (args, done.returncode, done.stderr)
     after = LocalShell(repo, LocalConfig()).store.load("corrupt")
