@@ -123,8 +123,12 @@ class InputAnswered(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class UpstreamChanged(Event):
+    """The request filed upstream moved on (SPEC U3): ``state`` is done, delivered or rejected; ``id`` where
+    its outcome is (the pull request), and ``summary`` what the waiting run's next mission reads of it."""
+
     state: str
     id: str | None = None
+    summary: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

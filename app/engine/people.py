@@ -9,6 +9,7 @@ Each handler changes the transition's own copy of the run or raises ``EventRejec
 from __future__ import annotations
 
 from app.engine.budget import arm
+from app.engine.context import add_note
 from app.engine.effects import Finish, MessageKind, PostMessage
 from app.engine.errors import EventRejected
 from app.engine.events import (
@@ -155,6 +156,8 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
     t.run.upstream = upstream.but(state=state, id=event.id or upstream.id)
     if state in ("done", "delivered"):
         note_person(t, "Upstream", f"The request to {upstream.target} ({upstream.title}) is {state}.")
+        if event.summary.strip():  # another repository's words: data for the next mission, never instructions
+            t.run.context = add_note(t.run.context, f"upstream outcome ({upstream.target})", event.summary, data=True)
         t.run.status = Status.RUNNING
         dispatch(t, MissionKind.DELIVER, note=f"The upstream request to {upstream.target} is {state}: continue.")
     elif state == "rejected":

@@ -307,9 +307,9 @@ class Installation:
         query = "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }"
         self.github.graphql(query, {"id": node_id})
 
-    def create_issue(self, repo: str, title: str, body: str) -> dict[str, Any]:
-        body = self.shown(body)
-        data = self.call("POST", f"/repos/{repo}/issues", json={"title": self.redactor.text(title), "body": body})
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str] | None = None) -> dict[str, Any]:
+        fields: dict[str, Any] = {"title": self.redactor.text(title), "body": self.shown(body)}
+        data = self.call("POST", f"/repos/{repo}/issues", json={**fields, **({"labels": labels} if labels else {})})
         return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
 
     def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:

@@ -26,8 +26,9 @@ from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places, waiting_text
+from app.webhooks.requests import UPSTREAM_LINK, auto_accepted, is_request, label_closed, set_state, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
-from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
+from app.webhooks.shell import BaseBranchMissing, GitHubRuns
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -93,8 +94,9 @@ class Handlers:
         if closer != app_user and not origin.config().allows(origin.api.permission(upstream, closer)):
             log.warning("ignored %s: closed by %s, who lacks the permission", delivery.describe(), closer)
             return Outcome.IGNORED
-        reason = text_at(delivery.payload, "issue", "state_reason") or "completed"
-        state = "done" if reason == "completed" else "rejected"
+        self._leave_queue(delivery)  # SPEC U5: a request waiting in its team's queue leaves it
+        completed = (text_at(delivery.payload, "issue", "state_reason") or "completed") == "completed"
+        state = "delivered" if completed else "rejected"
         moment = when(text_at(delivery.payload, "issue", "closed_at"))
         url = text_at(delivery.payload, "issue", "html_url")
 
@@ -103,7 +105,9 @@ class Handlers:
                 raise EventRejected(run.id, run.status.value, "upstream close", "not the request this run filed")
             return ev.UpstreamChanged(key=delivery.delivery_id, at=moment, state=state, id=url)
 
-        return self._apply(origin, found.group("run"), event)
+        outcome = self._apply(origin, found.group("run"), event)
+        label_closed(origin, found.group("run"), f"{upstream}#{number}", state)  # SPEC U3: its request:* label
+        return outcome
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
         """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue, and after each
@@ -121,7 +125,10 @@ class Handlers:
         if label != config.trigger_label:
             return Outcome.IGNORED
         user = delivery.require_sender()
-        if not config.allows(runs.api.permission(runs.repo, user)):
+        if not (
+            auto_accepted(runs.teams(), issue_labels(delivery), user, self.app_slug)  # SPEC U4: no person
+            or config.allows(runs.api.permission(runs.repo, user))
+        ):
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
@@ -161,6 +168,8 @@ class Handlers:
             return True
         if added:
             runs.api.comment(runs.repo, issue, waiting_text(team, place))
+        if is_request(at(delivery.payload, "issue") or {}, self.app_slug):
+            set_state(runs.api, runs.repo, issue, "accepted")  # SPEC U3: accepted, waiting for its turn
         return False
 
     def _queue_moves(self, runs: GitHubRuns, run: Run) -> None:
@@ -369,6 +378,7 @@ class Handlers:
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
         self._queue_moves(runs, run)
+        start_accepted(runs, run, self.app_slug, self.issue_labeled)  # SPEC U4: to a team that auto-accepts
         return Outcome.HANDLED
 
 

@@ -45,10 +45,9 @@ from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
 from app.webhooks.issue_runs import replaced, run_id_for
+from app.webhooks.requests import file_request, follow_request
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
-UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
-UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
 CONFIG_TTL_S = 60.0
 CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
 log = logging.getLogger("interlock.github")
@@ -64,6 +63,7 @@ class GitHubRuns:
         self, app: GitHubApp, installation: int, repo: str, default_branch: str, library: list[Path] | None = None
     ) -> None:
         self.api = app.installation(installation)
+        self.app, self.installation = app, installation  # a request reaches another repository of the installation
         self.repo = repo
         self.default_branch = default_branch
         self.library = library or []
@@ -209,6 +209,7 @@ class GitHubRuns:
         for effect in effects:
             run = self._carry_out(run, effect, jobs)
         self._edit_status(run, graph, jobs)
+        follow_request(self, run)  # a run on a request issue: its label, and the run that waits on it (SPEC U3)
         return run
 
     def _carry_out(self, run: Run, effect: Effect, jobs: dict[int, str]) -> Run:
@@ -266,6 +267,7 @@ class GitHubRuns:
             if not done:
                 run = self._carry_out(run, self._exact(run, effect), jobs)
         self._show_record(run, graph, jobs, seen)
+        follow_request(self, run)
         return run
 
     def _show_record(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen) -> None:
@@ -369,22 +371,7 @@ class GitHubRuns:
             self.api.request_reviewers(self.repo, int(run.links["pr"]), self.team_of(run).gatekeepers)
 
     def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
-        """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself, and record
-        its number: the marker is text anyone can copy, so only the close of the issue the run names counts
-        (SPEC GH9). The note on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
-        marker = UPSTREAM_MARKER.format(run_id=run.id, repo=self.repo)
-        body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._\n{marker}"
-        try:
-            created = self.api.create_issue(effect.target, effect.title, body)
-            note = f"Filed the upstream request {created['url'] or effect.target} for this run."
-        except GitHubError as exc:
-            note = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
-        else:
-            filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}"}
-            key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
-            run = self.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed)).run
-        self.api.comment(self.repo, issue, f"{note}\n\n{mark}")
-        return run
+        return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/requests.py
 
     def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None) -> None:
         """Edit the status comment; on a redelivery, only if what it shows changed."""

@@ -142,6 +142,17 @@ def test_needs_upstream_files_the_request_and_resumes_itself_when_done() -> None
     assert d.dispatched().stage == "work" and d.run.status is Status.RUNNING and d.run.visits == {"work": 1}
 
 
+def test_the_upstream_outcome_enters_the_next_missions_context_as_data() -> None:
+    # SPEC U3, C1: done carries where the work is and what it did; the next mission reads it, fenced as data
+    d = Driver(loop_graph(), upstream=("acme/api",))
+    d.finish(UPSTREAM_ANSWER)
+    summary = "Pull request: https://github.com/acme/api/pull/9\nAdded GET /users."
+    d.apply(ev.UpstreamChanged, state="done", id="https://github.com/acme/api/pull/9", summary=summary)
+    note = d.run.context.preamble[-1]
+    assert (note.label, note.data) == ("upstream outcome (acme/api)", True)
+    assert "Added GET /users." in d.dispatched().prompt.context and "acme/api/pull/9" in d.dispatched().prompt.context
+
+
 def test_rejected_upstream_escalates() -> None:
     # SPEC U3, E1
     d = Driver(loop_graph(), upstream=("acme/*",))

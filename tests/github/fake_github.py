@@ -294,6 +294,7 @@ class FakeGitHub:
     def _create_issue(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         self.issues.append({"repo": repo, **body})
         number = len(self.issues)
+        self.labels[(repo, number)] = list(body.get("labels") or [])  # labels named at creation are on it at once
         return httpx.Response(201, json={"number": number, "html_url": f"https://github.com/{repo}/issues/{number}"})
 
     def _repository_dispatch(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:

@@ -1,0 +1,282 @@
+"""Requests between repositories on GitHub (SPEC U3, U4, V6): a run that answers ``NEEDS_UPSTREAM`` files an
+issue in the target repository; the App keeps that issue's lifecycle as ``request:*`` labels from what happens
+there, and tells the waiting run when the request is done, delivered or rejected.
+
+Why here and not in the engine: the engine decides *that* a request is filed and what a state change means for
+the waiting run (``app/engine/people.py`` ``on_upstream``); which team of the target takes the request, how it
+is labelled, whether it starts by itself, and how an upstream run's progress reaches the run that waits are
+GitHub's business. The request issue carries a hidden marker naming the waiting run; the marker is text anyone
+can copy, so a state change is applied to the waiting run only when its record names that very issue as the
+request it filed (SPEC GH9): a forged marker moves nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.engine.effects import FileRequest
+from app.engine.errors import EventRejected, RunNotFound
+from app.engine.events import Event, Linked, UpstreamChanged
+from app.engine.record import Run, Status
+from app.github.client import GitHubApp, GitHubError, Installation
+from app.github.config import ConfigInvalid, RepoConfig
+from app.github.extends import load_config
+from app.github.teams import TEAM_LABEL, TeamSettings
+from app.runner.driver import Applied
+from app.store.github import GitHubStore
+from app.webhooks.delivery import Delivery
+from app.webhooks.issue_runs import issue_runs
+from app.webhooks.router import Outcome
+
+UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
+MARKER = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
+UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
+AUTO_LINK = "upstream_team"  # the target team that auto-accepts the request the run filed (SPEC U4)
+REQUEST_LABEL = "request:"
+STATES = ("open", "accepted", "in_progress", "done", "delivered", "rejected")
+TEAM_LINE = re.compile(r"^team:\s*(?P<team>[A-Za-z0-9][A-Za-z0-9_.-]{0,62})\s*$", re.IGNORECASE)
+SUMMARY_BYTES = 2000  # of the upstream run's last result, in the waiting run's context
+log = logging.getLogger("interlock.github")
+
+
+class GitHubRuns(Protocol):
+    """What this module needs of the GitHub shell (``app/webhooks/shell.py``), which imports this module."""
+
+    api: Installation
+    app: GitHubApp
+    installation: int
+    repo: str
+    default_branch: str
+    library: list[Path]
+    store: GitHubStore
+
+    def __init__(
+        self, app: GitHubApp, installation: int, repo: str, default_branch: str, library: list[Path] | None = None
+    ) -> None: ...
+
+    def config(self) -> RepoConfig: ...
+
+    def is_live(self, run: Run) -> bool: ...
+
+    def record(self, run_id: str, make: Callable[[Run], Event]) -> Applied: ...
+
+    def apply(self, run_id: str, make: Callable[[Run], Event]) -> Run: ...
+
+
+def named_team(body: str) -> tuple[str | None, str]:
+    """The target team a request names on the first line of its body, ``team: <name>``, and the rest of the
+    body; ``None`` when it names none. In the answer's fence this is the line after the title::
+
+        ```request
+        octo/lib
+        Add retries
+        team: platform
+        The API flakes.
+        ```
+    """
+    first, _, rest = body.partition("\n")
+    found = TEAM_LINE.match(first.strip())
+    return (found.group("team"), rest.strip()) if found else (None, body)
+
+
+def taking_team(teams: list[TeamSettings], named: str | None) -> TeamSettings:
+    """The team of the target that takes a request: the one it names, else the one that accepts requests, else
+    the repository's default team. A name the target does not know is no name (the body says so)."""
+    chosen = next((team for team in teams if team.name == named), None) if named else None
+    return chosen or next((team for team in teams if team.accepts_requests), teams[0])
+
+
+def target_config(api: Installation, target: str) -> tuple[RepoConfig, str] | None:
+    """The target repository's configuration as the App reads it there (its default branch, over what it
+    extends), and that branch; ``None`` when it cannot be read or is invalid: the request is filed all the same,
+    open for a person."""
+    try:
+        branch = str((api.repository(target) or {}).get("default_branch") or "main")
+        return load_config(api, target, branch), branch
+    except (ConfigInvalid, GitHubError) as exc:
+        if isinstance(exc, GitHubError) and exc.status >= 500:
+            raise  # GitHub failed: the delivery fails, and its redelivery files the request then
+        log.warning("the configuration of %s cannot be read (%s): its request is filed open", target, exc)
+        return None
+
+
+def unknown_team(named: str | None, taken: str | None, target: str) -> str:
+    """What the request's body says when the team it names is not the one that took it: the target has none so
+    named (a misspelling, a renamed team), and a person of the target should know what was asked."""
+    return f"(The request named team `{named}`, which {target} does not have.)" if named and named != taken else ""
+
+
+def request_body(run: Run, repo: str, issue: int, text: str, note: str) -> str:
+    """The request issue's body: the agent's words, where it comes from, and the marker naming the waiting run."""
+    marker = UPSTREAM_MARKER.format(run_id=run.id, repo=repo)
+    said = f"\n\n{note}" if note else ""
+    return f"{text}{said}\n\n_Filed by Interlock for run `{run.id}` of {repo}#{issue}._\n{marker}"
+
+
+def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
+    """File the request upstream (SPEC U3), marked so that its progress resumes this run by itself, and record
+    its number: only the issue the run names counts (SPEC GH9). It goes to the team the request names, else to
+    the target's team that accepts requests (a ``team:<name>`` label); labelled with the target's trigger label
+    when that team auto-accepts (SPEC U4, started by ``start_accepted``), else ``request:open`` for a person.
+    The note on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
+    named, text = named_team(effect.body)
+    read = target_config(runs.api, effect.target)
+    team = taking_team(read[0].team_settings(), named) if read else None
+    note = unknown_team(named, team.name if team else None, effect.target)
+    auto = read is not None and team is not None and team.auto_accept
+    labels = [read[0].trigger_label, f"{REQUEST_LABEL}accepted"] if auto and read else [f"{REQUEST_LABEL}open"]
+    labels += [f"{TEAM_LABEL}{team.name}"] if team is not None and not team.implicit else []
+    body = request_body(run, runs.repo, issue, text, note)
+    try:
+        created = runs.api.create_issue(effect.target, effect.title, body, labels)
+    except GitHubError as exc:
+        said = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
+    else:
+        filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}"}
+        if auto and team is not None:
+            filed[AUTO_LINK] = team.name
+        key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
+        run = runs.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed)).run
+        said = f"Filed the upstream request {created['url'] or effect.target} for this run. " + (
+            f"Team `{team.name}` of {effect.target} accepts requests by itself: it starts on `{team.default_graph}`."
+            if auto and team is not None
+            else f"It waits for a person of {effect.target} to accept it."
+        )
+    runs.api.comment(runs.repo, issue, f"{said}\n\n{mark}")
+    return run
+
+
+def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Callable[[Delivery], Outcome]) -> None:
+    """SPEC U4: the request ``run`` filed went to a team that auto-accepts: start it there without a person, by
+    the trigger label's own start path (``start``), so the team's queue and graph apply as to any trigger. The
+    delivery id is derived from the request, so a redelivery of the event that filed it starts nothing twice;
+    an issue that has a run already (started, or accepted by a person first) is left alone."""
+    team, link = run.links.get(AUTO_LINK), run.links.get(UPSTREAM_LINK, "")
+    target, _, number = link.rpartition("#")
+    if not team or not app_slug or run.status is not Status.AWAITING_UPSTREAM or not number.isdigit():
+        return
+    upstream = sibling(runs, target)
+    if issue_runs(upstream, int(number)):
+        return
+    config, bot = upstream.config(), f"{app_slug}[bot]"
+    assert run.upstream is not None
+    named, text = named_team(run.upstream.body)
+    note = unknown_team(named, team, target)
+    labels = [config.trigger_label, f"{REQUEST_LABEL}accepted", f"{TEAM_LABEL}{team}"]
+    issue: dict[str, Any] = {
+        "number": int(number),
+        "title": run.upstream.title,
+        "body": request_body(run, runs.repo, int(run.links.get("issue", "0")), text, note),
+        "labels": [{"name": name} for name in labels],
+        "user": {"login": bot, "type": "Bot"},
+        "updated_at": run.updated_at.isoformat(),
+    }
+    payload = {
+        "action": "labeled",
+        "label": {"name": config.trigger_label},
+        "installation": {"id": runs.installation},
+        "repository": {"full_name": target, "default_branch": upstream.default_branch},
+        "sender": {"login": bot, "type": "Bot"},
+        "issue": issue,
+    }
+    start(Delivery("issues", f"{run.id}/accept/{link}", payload))
+
+
+def auto_accepted(teams: list[TeamSettings], labels: list[str], sender: str, app_slug: str | None) -> bool:
+    """Whether a trigger was the App's own start of an auto-accepted request: sent by the App (only the App's
+    own start reaches the handler so: the router drops the App's events that GitHub delivers) on an issue whose
+    ``team:`` label names a team that auto-accepts."""
+    if not app_slug or sender != f"{app_slug}[bot]":
+        return False
+    named = {label[len(TEAM_LABEL) :] for label in labels if label.startswith(TEAM_LABEL)}
+    return any(team.auto_accept and team.name in named for team in teams)
+
+
+def sibling(runs: GitHubRuns, repo: str) -> GitHubRuns:
+    """The GitHub shell of another repository of the same installation."""
+    branch = runs.default_branch
+    if repo != runs.repo:
+        branch = str((runs.api.repository(repo) or {}).get("default_branch") or "main")
+    return type(runs)(runs.app, runs.installation, repo, branch, runs.library)
+
+
+def lifecycle(status: Status) -> str:
+    """The request's state while a run works on it: live is in progress, a finished run whose pull request
+    awaits merge is done, merged is delivered; a cancelled run leaves the request open for another."""
+    if status is Status.AWAITING_MERGE:
+        return "done"
+    if status is Status.DONE:
+        return "delivered"
+    return "open" if status is Status.CANCELLED else "in_progress"
+
+
+def set_state(api: Installation, repo: str, issue: int, state: str) -> None:
+    """Exactly one ``request:*`` label on the request issue: ``state``'s (changing nothing already right)."""
+    wanted, current = f"{REQUEST_LABEL}{state}", api.labels(repo, issue)
+    for label in sorted(current):
+        if label.startswith(REQUEST_LABEL) and label != wanted:
+            api.remove_label(repo, issue, label)
+    if wanted not in current:
+        api.add_labels(repo, issue, [wanted])
+
+
+def is_request(issue: dict[str, Any], app_slug: str | None) -> bool:
+    """Whether an issue of a payload is a request the App filed: opened by the App, carrying the marker."""
+    author = str((issue.get("user") or {}).get("login") or "")
+    return bool(app_slug) and author == f"{app_slug}[bot]" and MARKER.search(str(issue.get("body") or "")) is not None
+
+
+def follow_request(runs: GitHubRuns, run: Run) -> None:
+    """After each transition of a run on a request issue (its body carries the marker): the issue's label follows
+    the run, and at done and delivered the waiting run is told, with the outcome (SPEC U3)."""
+    found = MARKER.search(run.request.body)
+    issue = run.links.get("issue", "")
+    if found is None or not issue.isdigit():
+        return
+    state = lifecycle(run.status)
+    set_state(runs.api, runs.repo, int(issue), state)
+    if state in ("done", "delivered"):
+        tell_waiting(runs, run, found.group("repo"), found.group("run"), state)
+
+
+def tell_waiting(runs: GitHubRuns, run: Run, origin_repo: str, origin_run: str, state: str) -> None:
+    """The waiting run learns that its request is ``state``, with the pull request and a summary; applied only
+    if its record names this issue as its request (GH9). Once per state: the key is the request's and the
+    state's, so a redelivery applies nothing twice; a waiting run that has moved on refuses it."""
+    filed = f"{runs.repo}#{run.links['issue']}"
+    pull = f"https://github.com/{runs.repo}/pull/{run.links['pr']}" if "pr" in run.links else None
+    summary = outcome_summary(run, pull)
+
+    def event(waiting: Run) -> Event:
+        if waiting.links.get(UPSTREAM_LINK) != filed:
+            raise EventRejected(waiting.id, waiting.status.value, "upstream change", "not the request this run filed")
+        return UpstreamChanged(key=f"{filed}/{state}", at=run.updated_at, state=state, id=pull, summary=summary)
+
+    try:
+        sibling(runs, origin_repo).apply(origin_run, event)
+    except (RunNotFound, EventRejected) as exc:
+        log.info("the run waiting on %s was not moved: %s", filed, exc)
+    except GitHubError as exc:
+        if exc.status not in (403, 404):  # a marker naming a repository the App cannot reach moves nothing
+            raise
+
+
+def outcome_summary(run: Run, pull: str | None) -> str:
+    """What the waiting run's next mission reads of the upstream work: its pull request, the path its run took,
+    and the start of its last result."""
+    last = run.context.results[-1].body[:SUMMARY_BYTES] if run.context.results else ""
+    lines = [f"Pull request: {pull}" if pull else "", f"Path: {run.recap}" if run.recap else "", last]
+    return "\n".join(line for line in lines if line)
+
+
+def label_closed(origin: GitHubRuns, run_id: str, filed: str, state: str) -> None:
+    """The request issue ``filed`` (`owner/name#number`) was closed, by the App or someone allowed: its label says
+    delivered or rejected — if the run its marker names did file it (the marker is anyone's to copy, GH9)."""
+    waiting = origin.store.find(run_id)
+    if waiting is not None and waiting.links.get(UPSTREAM_LINK) == filed:
+        repo, _, number = filed.rpartition("#")
+        set_state(origin.api, repo, int(number), state)
