@@ -80,10 +80,11 @@ class Handlers:
         only on an issue the App itself opened whose number the run recorded when it filed it, and only a close
         by the App or by someone with the configured permission on that repository counts (SPEC GH9)."""
         found = UPSTREAM.search(text_at(delivery.payload, "issue", "body") or "")
-        if found is None and delivery.installation_id is not None:
-            return self._leave_queue(delivery)  # SPEC U5: a closed issue leaves its team's queue
-        if found is None or delivery.installation_id is None:
+        if delivery.installation_id is None:
             return Outcome.IGNORED
+        left = self._leave_queue(delivery)  # SPEC U5: a closed issue leaves its team's queue, a request among them
+        if found is None:
+            return left
         upstream = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
         number = delivery.require_number("issue", "number")
         app_user, closer = f"{self.app_slug}[bot]", delivery.require_sender()
@@ -94,7 +95,6 @@ class Handlers:
         if closer != app_user and not origin.config().allows(origin.api.permission(upstream, closer)):
             log.warning("ignored %s: closed by %s, who lacks the permission", delivery.describe(), closer)
             return Outcome.IGNORED
-        self._leave_queue(delivery)  # SPEC U5: a request waiting in its team's queue leaves it
         completed = (text_at(delivery.payload, "issue", "state_reason") or "completed") == "completed"
         state = "delivered" if completed else "rejected"
         moment = when(text_at(delivery.payload, "issue", "closed_at"))

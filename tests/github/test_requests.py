@@ -101,14 +101,18 @@ def lib_label(world: World, number: int, user: str = "lib-maintainer") -> Outcom
     return world.deliver("issues", payload)
 
 
-def lib_job(world: World, number: int, answer: str = "Added retries.\nVERDICT: PASS", **kw: Any) -> Outcome:
-    """The mission job of octo/lib's run on issue ``number`` ended done, with ``answer``."""
-    record = {"seq": 1, "stage": "build", "status": "done", "answer": answer, "commits": 1}
-    world.fake.commit_file(LIB, "interlock/state", f"runs/issue-{number}/missions/0001-build.json", json.dumps(record))
-    payload = in_lib(example("workflow_run", "completed.payload.json"))
+def lib_job(
+    world: World, number: int, answer: str = "Added retries.\nVERDICT: PASS", seq: int = 1, repo: str = LIB, **kw: Any
+) -> Outcome:
+    """The mission job ``seq`` of ``repo``'s run on issue ``number`` ended done, with ``answer``."""
+    record = {"seq": seq, "stage": "build", "status": "done", "answer": answer, "commits": 1}
+    path = f"runs/issue-{number}/missions/{seq:04d}-build.json"
+    world.fake.commit_file(repo, "interlock/state", path, json.dumps(record))
+    payload = example("workflow_run", "completed.payload.json")
+    payload["repository"] = {**payload["repository"], "full_name": repo}
     payload["workflow_run"] = {
         **payload["workflow_run"],
-        "display_title": f"interlock issue-{number} mission 1 (build)",
+        "display_title": f"interlock issue-{number} mission {seq} (build)",
         "conclusion": "success",
         "event": "workflow_dispatch",
         "path": ".github/workflows/interlock.yml",
@@ -121,8 +125,8 @@ def lib_merge(world: World, number: int) -> Outcome:
     return world.deliver("pull_request", in_lib(merged_payload(f"interlock/issue-{number}")))
 
 
-def request_labels(world: World, number: int) -> list[str]:
-    return [label for label in world.fake.labels.get((LIB, number), []) if label.startswith("request:")]
+def request_labels(world: World, number: int, repo: str = LIB) -> list[str]:
+    return [label for label in world.fake.labels.get((repo, number), []) if label.startswith("request:")]
 
 
 def dispatched(world: World, repo: str) -> list[str]:
@@ -358,3 +362,50 @@ def test_the_readme_says_how_requests_between_repositories_work() -> None:
     assert "The waiting run resumes by itself at `done` or `delivered`, whichever comes first," in text
     assert "`acceptsRequests` and `autoAccept` are acted on" in text
     assert "`satellites`, `acceptsRequests` and `autoAccept` are read and checked, but" not in text
+
+
+def test_a_queued_request_closed_as_not_planned_leaves_the_queue(world: World) -> None:
+    # SPEC U3, U5: rejected while it waited its turn: it never starts, and the waiting run escalates
+    two_repositories(world, auto=True)
+    assert lib_trigger(world, 50, "lib-maintainer") is Outcome.HANDLED
+    filed = file_request(world)
+    number = len(world.fake.issues)
+    assert world.deliver("issues", upstream_closed(filed["body"], number, "not_planned")) is Outcome.HANDLED
+    assert request_labels(world, number) == ["request:rejected"] and world.run(1).status is Status.ESCALATED
+    abandon = in_lib(example("issue_comment", "created.payload.json"))
+    abandon["issue"] = {**abandon["issue"], "number": 50}
+    abandon["comment"] = {**abandon["comment"], "body": "/interlock abandon", "created_at": "2099-01-02T00:00:00Z"}
+    abandon["sender"] = {**abandon["sender"], "login": "lib-maintainer", "type": "User"}
+    world.deliver("issue_comment", abandon)
+    assert lib_run(world, number) is None
+
+
+TOOLS = "octo/tools"
+
+
+def test_requests_chain_across_three_repositories(world: World) -> None:
+    # SPEC U3, U4: octo/app waits on octo/lib, whose run waits on octo/tools; each resumes when the one it waits
+    # on is done, and only then
+    two_repositories(world, auto=True, config=LIB_CONFIG + "upstream: [octo/tools]\n")
+    world.fake.seed_branch(
+        TOOLS,
+        "main",
+        {
+            ".github/interlock.yml": LIB_CONFIG.format(auto="true"),
+            ".github/interlock/graphs/small.json": json.dumps(LIB_GRAPH),
+        },
+    )
+    world.fake.seed_branch(TOOLS, "develop", {"README.md": "# tools"})
+    file_request(world)
+    needs_tools = "```request\nocto/tools\nAdd a timer\nFor retries.\n```\nVERDICT: NEEDS_UPSTREAM"
+    assert lib_job(world, 1, needs_tools) is Outcome.HANDLED
+    assert lib_run(world, 1).status is Status.AWAITING_UPSTREAM and request_labels(world, 1) == ["request:in_progress"]
+    assert request_labels(world, 2, TOOLS) == ["request:in_progress"] and "team:intake" in world.fake.labels[(TOOLS, 2)]
+    assert dispatched(world, TOOLS) == ["issue-2/1"]
+    assert lib_job(world, 2, "Timer added.\nVERDICT: PASS", repo=TOOLS) is Outcome.HANDLED
+    assert dispatched(world, LIB) == ["issue-1/1", "issue-1/2"] and world.run(1).status is Status.AWAITING_UPSTREAM
+    assert "Timer added." in lib_run(world, 1).context.preamble[-1].text
+    assert lib_job(world, 1, "Retries use the timer.\nVERDICT: PASS", seq=2) is Outcome.HANDLED
+    waiting = world.run(1)
+    assert waiting.status is Status.RUNNING and "Retries use the timer." in waiting.context.preamble[-1].text
+    assert "Timer added." not in waiting.context.preamble[-1].text
