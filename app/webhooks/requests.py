@@ -36,6 +36,8 @@ UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
 MARKER = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
 UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
 AUTO_LINK = "upstream_team"  # the target team that auto-accepts the request the run filed (SPEC U4)
+FILED_LINK = "upstream_request"  # the key of the FileRequest effect that filed it: a redelivery files it once
+URL_LINK = "upstream_url"
 REQUEST_LABEL = "request:"
 STATES = ("open", "accepted", "in_progress", "done", "delivered", "rejected")
 TEAM_LINE = re.compile(r"^team:\s*(?P<team>[A-Za-z0-9][A-Za-z0-9_.-]{0,62})\s*$", re.IGNORECASE)
@@ -122,32 +124,44 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
     its number: only the issue the run names counts (SPEC GH9). It goes to the team the request names, else to
     the target's team that accepts requests (a ``team:<name>`` label); labelled with the target's trigger label
     when that team auto-accepts (SPEC U4, started by ``start_accepted``), else ``request:open`` for a person.
-    The note on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
+    The note on the run's issue carries the effect's mark, so a redelivery finds it was filed; a redelivery
+    that finds the record names the issue this very effect filed (``FILED_LINK``) files nothing again."""
+    if run.links.get(FILED_LINK) != effect.key:
+        try:
+            run = _create_request(runs, run, effect, issue)
+        except GitHubError as exc:
+            said = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
+            runs.api.comment(runs.repo, issue, f"{said}\n\n{mark}")
+            return run
+    team, link = run.links.get(AUTO_LINK), run.links[UPSTREAM_LINK]
+    if run.upstream is not None and run.upstream.id is None:  # SPEC V6: the run waits with its request's id
+        state = "accepted" if team else "open"
+        moved = UpstreamChanged(key=f"{effect.key}/{state}", at=run.updated_at, state=state, id=link)
+        run = runs.record(run.id, lambda r: moved).run
+    said = f"Filed the upstream request {run.links.get(URL_LINK) or link} for this run. " + (
+        f"Team `{team}` of {effect.target} accepts requests by itself: it starts without a person."
+        if team
+        else f"It waits for a person of {effect.target} to accept it."
+    )
+    runs.api.comment(runs.repo, issue, f"{said}\n\n{mark}")
+    return run
+
+
+def _create_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int) -> Run:
+    """The request issue made in the target, for the team that takes it, and the run's record naming it."""
     named, text = named_team(effect.body)
     read = target_config(runs.api, effect.target)
     team = taking_team(read[0].team_settings(), named) if read else None
-    note = unknown_team(named, team.name if team else None, effect.target)
     auto = read is not None and team is not None and team.auto_accept
     labels = [read[0].trigger_label, f"{REQUEST_LABEL}accepted"] if auto and read else [f"{REQUEST_LABEL}open"]
     labels += [f"{TEAM_LABEL}{team.name}"] if team is not None and not team.implicit else []
-    body = request_body(run, runs.repo, issue, text, note)
-    try:
-        created = runs.api.create_issue(effect.target, effect.title, body, labels)
-    except GitHubError as exc:
-        said = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
-    else:
-        filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}"}
-        if auto and team is not None:
-            filed[AUTO_LINK] = team.name
-        key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
-        run = runs.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed)).run
-        said = f"Filed the upstream request {created['url'] or effect.target} for this run. " + (
-            f"Team `{team.name}` of {effect.target} accepts requests by itself: it starts on `{team.default_graph}`."
-            if auto and team is not None
-            else f"It waits for a person of {effect.target} to accept it."
-        )
-    runs.api.comment(runs.repo, issue, f"{said}\n\n{mark}")
-    return run
+    body = request_body(run, runs.repo, issue, text, unknown_team(named, team.name if team else None, effect.target))
+    created = runs.api.create_issue(effect.target, effect.title, body, labels)
+    filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}", FILED_LINK: effect.key, URL_LINK: created["url"]}
+    if auto and team is not None:
+        filed[AUTO_LINK] = team.name
+    key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
+    return runs.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed)).run
 
 
 def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Callable[[Delivery], Outcome]) -> None:

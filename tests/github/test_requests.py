@@ -22,6 +22,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     example,
     merged_payload,
     retry_waits,
+    review_job,
     upstream_closed,
     world,
 )
@@ -67,12 +68,19 @@ def two_repositories(world: World, auto: bool = False, config: str = LIB_CONFIG)
     shell.CONFIG_CACHE.clear()
 
 
-def file_request(world: World, team: str = "", delivery: str | None = None) -> dict[str, Any]:
+def file_request(world: World, team: str = "") -> dict[str, Any]:
     """octo/app's run (issue 1) answers NEEDS_UPSTREAM; the issue it filed in octo/lib."""
     world.label()
-    world.job_done(1, 1, "build", NEEDS_LIB.format(team=f"team: {team}\n" if team else ""), delivery=delivery)
+    world.job_done(1, 1, "build", NEEDS_LIB.format(team=f"team: {team}\n" if team else ""))
     assert world.run(1).status is Status.AWAITING_UPSTREAM
     return world.fake.issues[-1]
+
+
+def asks_upstream(world: World, delivery: str) -> Outcome:
+    """The end of octo/app's mission 1, which answered NEEDS_UPSTREAM, delivered as ``delivery``."""
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": NEEDS_LIB.format(team=""), "commits": 1}
+    world.fake.commit_file(REPO, "interlock/state", "runs/issue-1/missions/0001-build.json", json.dumps(record))
+    return world.deliver("workflow_run", review_job(1, 1, "build"), delivery=delivery)
 
 
 def lib_runs(world: World) -> GitHubRuns:
@@ -141,6 +149,7 @@ def test_a_request_naming_no_team_reaches_the_team_that_accepts_requests_and_wai
     two_repositories(world)
     filed = file_request(world)
     assert world.fake.labels[(LIB, 1)] == ["request:open", "team:intake"]
+    assert (world.run(1).upstream.id, world.run(1).upstream.state) == ("octo/lib#1", "open")  # SPEC V6: its id
     assert f"{REPO}#1" in filed["body"] and "interlock:upstream run=issue-1 repo=octo/app" in filed["body"]
     notes = [
         c["body"] for c in world.fake.comments.values() if c.get("issue") == 1 and "Filed the upstream" in c["body"]
@@ -227,14 +236,15 @@ def test_auto_accept_starts_the_request_on_the_default_graph_without_a_person(wo
     assert (upstream.team, upstream.graph, upstream.status) == ("intake", "small", Status.RUNNING)
     assert dispatched(world, LIB) == ["issue-1/1"] and request_labels(world, 1) == ["request:in_progress"]
     note = next(c["body"] for c in world.fake.comments.values() if "Filed the upstream" in c["body"])
-    assert "Team `intake` of octo/lib accepts requests by itself: it starts on `small`" in note
+    assert "Team `intake` of octo/lib accepts requests by itself: it starts without a person." in note
 
 
 def test_a_redelivered_filing_files_and_starts_nothing_twice(world: World) -> None:
     # SPEC GH8, U4: the job's end that filed the request, delivered again: one issue, one upstream run
     two_repositories(world, auto=True)
-    file_request(world, delivery="end-1")
-    world.job_done(1, 1, "build", NEEDS_LIB.format(team=""), delivery="end-1")
+    world.label()
+    assert asks_upstream(world, "end-1") is Outcome.HANDLED and world.run(1).status is Status.AWAITING_UPSTREAM
+    assert asks_upstream(world, "end-1") is Outcome.HANDLED
     assert len(world.fake.issues) == 1 and dispatched(world, LIB) == ["issue-1/1"]
 
 
@@ -409,3 +419,17 @@ def test_requests_chain_across_three_repositories(world: World) -> None:
     waiting = world.run(1)
     assert waiting.status is Status.RUNNING and "Retries use the timer." in waiting.context.preamble[-1].text
     assert "Timer added." not in waiting.context.preamble[-1].text
+
+
+def test_a_filing_whose_note_failed_files_no_second_request_on_redelivery(world: World) -> None:
+    # SPEC GH8: the request was filed and recorded, then the note on octo/app's issue failed (502): the delivery
+    # fails; its redelivery finds the record names the request this very effect filed, and only posts the note
+    two_repositories(world, auto=True)
+    world.label()
+    world.fake.fail("POST", f"/repos/{REPO}/issues/1/comments", 502, times=10)
+    with pytest.raises(Exception, match="502"):
+        asks_upstream(world, "end-1")
+    world.fake.faults.clear()
+    assert asks_upstream(world, "end-1") is Outcome.HANDLED
+    notes = [c["body"] for c in world.fake.comments.values() if "Filed the upstream" in c["body"]]
+    assert len(world.fake.issues) == 1 and len(notes) == 1 and dispatched(world, LIB) == ["issue-1/1"]
