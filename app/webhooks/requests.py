@@ -39,9 +39,9 @@ AUTO_LINK = "upstream_team"  # the target team that auto-accepts the request the
 FILED_LINK = "upstream_request"  # the key of the FileRequest effect that filed it: a redelivery files it once
 URL_LINK = "upstream_url"
 REQUEST_LABEL = "request:"
-STATES = ("open", "accepted", "in_progress", "done", "delivered", "rejected")
+STATES = ("open", "accepted", "in_progress", "done", "delivered", "rejected")  # SPEC U3, in order
 TEAM_LINE = re.compile(r"^team:\s*(?P<team>[A-Za-z0-9][A-Za-z0-9_.-]{0,62})\s*$", re.IGNORECASE)
-SUMMARY_BYTES = 2000  # of the upstream run's last result, in the waiting run's context
+SUMMARY_CHARS = 2000  # of the upstream run's last result, in the waiting run's context
 log = logging.getLogger("interlock.github")
 
 
@@ -230,6 +230,7 @@ def lifecycle(status: Status) -> str:
 
 def set_state(api: Installation, repo: str, issue: int, state: str) -> None:
     """Exactly one ``request:*`` label on the request issue: ``state``'s (changing nothing already right)."""
+    assert state in STATES, state
     wanted, current = f"{REQUEST_LABEL}{state}", api.labels(repo, issue)
     for label in sorted(current):
         if label.startswith(REQUEST_LABEL) and label != wanted:
@@ -282,7 +283,7 @@ def tell_waiting(runs: GitHubRuns, run: Run, origin_repo: str, origin_run: str, 
 def outcome_summary(run: Run, pull: str | None) -> str:
     """What the waiting run's next mission reads of the upstream work: its pull request, the path its run took,
     and the start of its last result."""
-    last = run.context.results[-1].body[:SUMMARY_BYTES] if run.context.results else ""
+    last = run.context.results[-1].body[:SUMMARY_CHARS] if run.context.results else ""
     lines = [f"Pull request: {pull}" if pull else "", f"Path: {run.recap}" if run.recap else "", last]
     return "\n".join(line for line in lines if line)
 
