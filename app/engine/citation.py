@@ -4,9 +4,9 @@ A supervision run proposes improvements to other teams' work; a proposal that po
 opinion, and the rule that refuses it must be code, not a line of the prompt the agent may ignore. So the body of
 every request a supervision run files names its findings, one per line, in a form code can check:
 
-    Finding: app/store/journal.py:42@3f2a9c1      a file and line, at a commit
-    Finding: commit 3f2a9c1                       a commit
-    Finding: run issue-7 mission 3                a run and one of its missions
+    Finding: app/store/journal.py:42@<sha>      a file and line, at a commit (its full 40-digit sha)
+    Finding: commit <sha>                       a commit (its full sha)
+    Finding: run issue-7 mission 3              a run and one of its missions
 
 The engine checks the form (here); the shell checks, before filing, that each cited thing exists.
 """
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from app.engine.verdict import own_lines
 
 _FINDING = re.compile(r"^[\s*_`-]*finding[\s*_`]*:[\s*_]*(?P<ref>.*?)[\s*]*$", re.IGNORECASE)
-_FILE_LINE = re.compile(r"^`?(?P<path>[^\s:@`]+):(?P<line>[1-9]\d{0,6})`?\s*@\s*`?(?P<commit>[0-9a-fA-F]{7,40})`?$")
-_COMMIT = re.compile(r"^commit\s+`?(?P<commit>[0-9a-fA-F]{7,40})`?$", re.IGNORECASE)
+_FILE_LINE = re.compile(r"^`?(?P<path>[^\s:@`]+):(?P<line>[1-9]\d{0,6})`?\s*@\s*`?(?P<commit>[0-9a-fA-F]{40})`?$")
+_COMMIT = re.compile(r"^commit\s+`?(?P<commit>[0-9a-fA-F]{40})`?$", re.IGNORECASE)
 _RUN_MISSION = re.compile(r"^run\s+`?(?P<run>[\w-][\w.-]{0,99})`?\s+mission\s+#?(?P<seq>[1-9]\d{0,8})$", re.IGNORECASE)
 FORMS = (
     "`Finding: <path>:<line>@<commit>` (a file and line at a commit), `Finding: commit <sha>`, or "
-    "`Finding: run <run-id> mission <number>`"
+    "`Finding: run <run-id> mission <number>`, each commit by its full 40-digit sha"
 )
 
 

@@ -28,6 +28,7 @@ from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places, waiting_text
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
+from app.webhooks.supervision import supervise
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -121,7 +122,8 @@ class Handlers:
         if label != config.trigger_label:
             return Outcome.IGNORED
         user = delivery.require_sender()
-        if not config.allows(runs.api.permission(runs.repo, user)):
+        # the App itself starts only supervision runs (SPEC U6): the router drops its real events before here
+        if user != f"{self.app_slug}[bot]" and not config.allows(runs.api.permission(runs.repo, user)):
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
@@ -169,6 +171,7 @@ class Handlers:
         the head of the queue; the redelivery of this event tries again."""
         if runs.is_live(run):
             return
+        supervise(self, runs, run)  # SPEC U6: the teams that set `onRunEnd` supervise it
         team = runs.team_of(run)
         if team.concurrency is None:
             return

@@ -44,6 +44,7 @@ from app.github.teams import TeamSettings, team_named
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
+from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -64,6 +65,7 @@ class GitHubRuns:
         self, app: GitHubApp, installation: int, repo: str, default_branch: str, library: list[Path] | None = None
     ) -> None:
         self.api = app.installation(installation)
+        self.installation = installation
         self.repo = repo
         self.default_branch = default_branch
         self.library = library or []
@@ -137,7 +139,7 @@ class GitHubRuns:
             autopilot=team.autopilot,
             team="" if team.implicit else team.name,
             advisor=bool(config.advisor),
-            upstream=tuple(config.upstream),
+            **start_terms(config, team, graph, self.repo),  # upstream, supervision (SPEC U3, U6)
             links={"issue": str(issue), "status_comment": str(comment)},
         )
         started = self.driver.start(event, graph)
@@ -372,6 +374,8 @@ class GitHubRuns:
         """File the request upstream (SPEC U3), marked so that its closing resumes this run by itself, and record
         its number: the marker is text anyone can copy, so only the close of the issue the run names counts
         (SPEC GH9). The note on the run's issue carries the effect's mark, so a redelivery finds it was filed."""
+        if (refused := refused_filing(self, run, effect, issue, mark)) is not None:  # SPEC U6: cites nothing real
+            return refused
         marker = UPSTREAM_MARKER.format(run_id=run.id, repo=self.repo)
         body = f"{effect.body}\n\n_Filed by Interlock for run `{run.id}` of {self.repo}#{issue}._\n{marker}"
         try:

@@ -11,27 +11,30 @@ from app.engine.effects import DispatchMission, Escalate, FileRequest, Finish
 from app.engine.record import MissionKind, ReasonCode, Status
 from tests.engine.driver import Driver, loop_graph
 
+SHA = "3f2a9c1" + "0" * 33
+
 
 def request(body: str, target: str = "octo/app") -> str:
     return f"Found a slow step.\n```request\n{target}\nCache the graph\n{body}\n```\nVERDICT: NEEDS_UPSTREAM"
 
 
-CITED = "The load is slow.\nFinding: app/store/journal.py:42@3f2a9c1\nFinding: run issue-7 mission 3"
+CITED = f"The load is slow.\nFinding: app/store/journal.py:42@{SHA}\nFinding: run issue-7 mission 3"
 
 
 @pytest.mark.parametrize(
     ("ref", "expected"),
     [
-        ("app/x.py:12@ABCDEF1", FileLine("app/x.py", 12, "abcdef1")),
-        ("`app/x.py:12` @ `abcdef1`", FileLine("app/x.py", 12, "abcdef1")),
+        (f"app/x.py:12@{SHA.upper()}", FileLine("app/x.py", 12, SHA)),
+        (f"`app/x.py:12` @ `{SHA}`", FileLine("app/x.py", 12, SHA)),
         ("commit 0123456789abcdef0123456789abcdef01234567", Commit("0123456789abcdef0123456789abcdef01234567")),
         ("run issue-7 mission 3", RunMission("issue-7", 3)),
         ("run issue-7 mission #3", RunMission("issue-7", 3)),
         ("app/x.py:12", None),  # a file and line without the commit it was read at
-        ("/etc/passwd:1@abcdef1", None),  # not a file of the repository
-        ("../x.py:1@abcdef1", None),
-        ("app/x.py:0@abcdef1", None),  # lines count from 1
+        (f"/etc/passwd:1@{SHA}", None),  # not a file of the repository
+        (f"../x.py:1@{SHA}", None),
+        (f"app/x.py:0@{SHA}", None),  # lines count from 1
         ("commit xyz", None),
+        ("commit 3f2a9c1", None),  # a short sha: ambiguous, and GitHub's git API takes only full ones
         ("the code is slow", None),
         ("run issue-7", None),
     ],
@@ -43,9 +46,9 @@ def test_the_forms_of_a_finding(ref: str, expected: object) -> None:
 
 def test_a_body_cites_its_own_finding_lines_only() -> None:
     # SPEC U6: a quoted or fenced line is not the agent's claim; a malformed finding line is named
-    body = "> Finding: commit abcdef1\n```\nFinding: commit 1234567\n```\n- **Finding:** commit 7654321\nFinding: soon"
+    body = f"> Finding: commit {SHA}\n```\nFinding: commit {SHA}\n```\n- **Finding:** commit {'7' * 40}\nFinding: soon"
     found = cited(body)
-    assert found.found == (Commit("7654321"),) and found.malformed == ("Finding: soon",)
+    assert found.found == (Commit("7" * 40),) and found.malformed == ("Finding: soon",)
     assert "not in a form Interlock can check" in (found.problem() or "")
     assert cited("no finding here").problem() == "it cites no measured finding"
     assert cited(CITED).problem() is None
