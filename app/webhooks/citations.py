@@ -9,19 +9,30 @@ something that does not exist is refused the same way, by code: nothing is filed
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict, assert_never
+from collections.abc import Callable
+from typing import Protocol, TypedDict, assert_never
 
 from app.engine.citation import Citation, Commit, FileLine, RunMission, cited
-from app.engine.effects import FileRequest
-from app.engine.events import UpstreamChanged
+from app.engine.effects import Effect, FileRequest
+from app.engine.events import Event, UpstreamChanged
 from app.engine.graph import Graph
 from app.engine.record import Run
+from app.github.client import Installation
 from app.github.config import RepoConfig
 from app.github.teams import TeamSettings
+from app.runner.driver import Applied
 from app.store.github import GitHubStore
 
-if TYPE_CHECKING:
-    from app.webhooks.shell import GitHubRuns
+
+class GitHubRuns(Protocol):
+    """What the check needs of the GitHub shell (``app/webhooks/shell.py``, which calls it: named, not imported)."""
+
+    api: Installation
+    repo: str
+
+    def record(self, run_id: str, make: Callable[[Run], Event]) -> Applied: ...
+
+    def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run: ...
 
 
 class StartTerms(TypedDict):
