@@ -17,6 +17,7 @@ from typing import Protocol
 
 from app.engine.citation import FORMS
 from app.engine.context import cut_utf8, fence
+from app.engine.errors import VersionConflict
 from app.engine.record import MissionSummary, Run
 from app.github.client import RefConflict
 from app.github.teams import TEAM_LABEL, TeamSettings
@@ -57,21 +58,23 @@ def supervision_key(ended: Run, team: TeamSettings) -> str:
 
 def supervision_issue(runs: GitHubRuns, team: TeamSettings, ended: Run, context: str) -> int:
     """The issue that supervises ``ended`` for ``team``: the one recorded on the state branch, else a new one,
-    recorded with compare-and-swap (of two deliveries at once, the first recorded is the one both start)."""
-    path = f"supervisions/{supervision_key(ended, team)}.json"
+    opened once and recorded with compare-and-swap (retried alone when another writer moved the branch)."""
+    path = f"supervisions/{ended.id}--{team.name}.json"
+    opened: int | None = None
     for _ in range(ATTEMPTS):
         head = runs.api.ref(runs.repo, STATE_BRANCH)
         data = runs.api.file(runs.repo, path, head) if head else None
-        if data is not None:
+        if data is not None:  # recorded by an earlier delivery (or, at the same time, by another one)
             return int(json.loads(data)["issue"])
-        issue = runs.api.create_issue(runs.repo, f"Supervision of run {ended.id}", context)
-        runs.api.add_labels(runs.repo, issue["number"], [f"{TEAM_LABEL}{team.name}"])
+        if opened is None:
+            opened = int(runs.api.create_issue(runs.repo, f"Supervision of run {ended.id}", context)["number"])
+            runs.api.add_labels(runs.repo, opened, [f"{TEAM_LABEL}{team.name}"])
         try:
-            _record(runs, path, issue["number"], ended, head)
+            _record(runs, path, opened, ended, head)
         except RefConflict:
             continue
-        return int(issue["number"])
-    raise RefConflict("PATCH", f"/repos/{runs.repo}/git/refs/heads/{STATE_BRANCH}", 422, "moved on every attempt")
+        return opened
+    raise VersionConflict(path, None, None)  # the delivery fails; its redelivery tries again
 
 
 def _record(runs: GitHubRuns, path: str, issue: int, ended: Run, head: str | None) -> None:
@@ -166,6 +169,6 @@ def _decision_lines(runs: GitHubRuns, run: Run) -> list[str]:
     head = runs.api.ref(runs.repo, STATE_BRANCH)  # at the head: the store's snapshot is the handled run's
     stored = runs.api.file(runs.repo, decision_path(run.id), head) if head else None
     if stored is None:
-        return [f"No decision file (`{decision_path(run.id)}`): the run was never escalated.", ""]
+        return [f"No decision file (`{decision_path(run.id)}`): the run wrote none.", ""]
     text = cut_utf8(stored, DECISION_BYTES) + ("\n[… cut …]" if len(stored) > DECISION_BYTES else "")
     return [f"## Decision file `{decision_path(run.id)}`", fence(text), ""]

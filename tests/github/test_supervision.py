@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from app.engine.record import ReasonCode, Status
+from app.github.client import RefConflict
 from app.store.journal import orders_folder
+from app.webhooks import supervision
 from app.webhooks.supervision import CONTEXT_BYTES
 from tests.github.test_flows import (  # noqa: F401 - fixture
     REPO,
@@ -181,6 +183,22 @@ def test_a_redelivered_end_starts_one_supervision(world: World) -> None:
     world.comment(ENDED, "/interlock status")  # any later event of the ended run
     assert len(supervision_issues(world)) == 1
     assert [d["inputs"]["run"] for d in world.fake.dispatches].count("issue-1") == 1
+
+
+def test_a_state_branch_moved_meanwhile_opens_the_issue_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SPEC U6, J2: the record of the issue lost a compare-and-swap; it is retried alone, no second issue
+    configure(world, TEAMS.format(n=1))
+    real, calls = supervision._record, []
+
+    def moved_once(*args: Any) -> None:
+        calls.append(args)
+        if len(calls) == 1:
+            raise RefConflict("PATCH", "/git/refs/heads/interlock/state", 422, "not a fast-forward")
+        real(*args)
+
+    monkeypatch.setattr(supervision, "_record", moved_once)
+    end_a_core_run(world)
+    assert len(calls) == 2 and len(supervision_issues(world)) == 1 and run_of(world, 1).supervision
 
 
 def test_supervisions_wait_in_the_supervising_teams_queue(world: World) -> None:
