@@ -31,7 +31,7 @@ CITED = f"The load is slow.\nFinding: app/store/journal.py:42@{SHA}\nFinding: ru
         ("run issue-7 mission #3", RunMission("issue-7", 3)),
         ("app/x.py:12", None),  # a file and line without the commit it was read at
         (f"/etc/passwd:1@{SHA}", None),  # not a file of the repository
-        (f"../x.py:1@{SHA}", None),
+        (f"app/../x.py:1@{SHA}", None),  # a path that goes up
         (f"app/x.py:0@{SHA}", None),  # lines count from 1
         ("commit xyz", None),
         ("commit 3f2a9c1", None),  # a short sha: ambiguous, and GitHub's git API takes only full ones
