@@ -49,6 +49,7 @@ class Start(Event):
     links: dict[str, str] = field(default_factory=dict)
     upstream: tuple[str, ...] = ()  # the repositories a NEEDS_UPSTREAM request may go to (owner/repo, owner/*)
     team: str = ""  # the team the run belongs to (issue 13); "" where there are no teams
+    supervision: bool = False  # a supervision run (SPEC U6): its requests must cite findings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +130,7 @@ class UpstreamChanged(Event):
     state: str
     id: str | None = None
     summary: str = ""
+    note: str = ""  # why the shell refused to file it (state "refused", SPEC U6)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ effects collected so far.
 from __future__ import annotations
 
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
+from app.engine.citation import citation_note, cited
 from app.engine.context import add_note, cut_utf8
 from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
 from app.engine.decision import render_decision
@@ -17,6 +18,7 @@ from app.engine.effects import (
     EmitEvent,
     Escalate,
     FileRequest,
+    Finish,
     MessageKind,
     OpenGate,
     OpenPullRequest,
@@ -61,6 +63,7 @@ from app.engine.verdict import (
 )
 
 RECAP_HOPS = 12
+SUPERVISION_END_TEXT = "The supervision run reached the end of its graph: it is done, nothing waits for a merge."
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
 
 
@@ -190,6 +193,8 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         t.emit(PostMessage(MessageKind.QUESTION, question_text(waiting.stage, t.run.questions)))
         return
     if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
+        if t.run.supervision and uncited(t, waiting, answer):
+            return
         accept(t, waiting, NEEDS_UPSTREAM)
         file_upstream(t, answer)
         return
@@ -205,6 +210,25 @@ def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: s
         t.emit(PostMessage(MessageKind.AUTOPILOT, autopilot_text(node.stage, routing.verdict or PASS)))
         t.add_line(f"gate of {node.stage} passed by autopilot")
     follow(t, routing.edge)
+
+
+def uncited(t: Transition, waiting: Waiting, answer: str) -> bool:
+    """SPEC U6: a supervision run's request that cites no finding in a checkable form is not filed. It is asked
+    again once (costing no visit, like a malformed verdict); asked twice, the run escalates. Whether it was
+    refused."""
+    block = request_block(answer)
+    problem = cited(block[2]).problem() if block is not None else None
+    if problem is None:
+        return False
+    settle(t, waiting.seq, verdict=NEEDS_UPSTREAM)
+    if t.run.reasked:
+        message = f"stage {waiting.stage!r} asked twice to file a request that {problem}; nothing was filed"
+        escalate(t, ReasonCode.CITATION_MISSING, message)
+        return True
+    t.run.waiting = None
+    dispatch(t, MissionKind.REASK, note=citation_note(problem))
+    t.run.reasked = True
+    return True
 
 
 def questions_of(answer: str, seq: int) -> str:
@@ -328,9 +352,13 @@ def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
 
 def reach_end(t: Transition) -> None:
     t.run.stage = END
-    t.run.status = Status.AWAITING_MERGE
     t.run.gate = None
     t.run.waiting = None
+    if t.run.supervision:  # SPEC U6: what it delivers are requests, not code: nothing waits for a merge
+        t.run.status = Status.DONE
+        t.emit(PostMessage(MessageKind.DONE, SUPERVISION_END_TEXT), Finish(Status.DONE))
+        return
+    t.run.status = Status.AWAITING_MERGE
     t.emit(
         ReadyPullRequest(),
         PostMessage(MessageKind.END, END_TEXT),

@@ -162,6 +162,8 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
         dispatch(t, MissionKind.DELIVER, note=f"The upstream request to {upstream.target} is {state}: continue.")
     elif state == "rejected":
         escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
+    elif state == "refused":  # SPEC U6: the shell did not file it, a cited finding does not exist
+        escalate(t, ReasonCode.CITATION_NOT_FOUND, f"the request {upstream.title!r} was not filed: {event.note}")
 
 
 def on_linked(t: Transition, event: Linked) -> None:

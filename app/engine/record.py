@@ -53,6 +53,8 @@ class ReasonCode(StrEnum):
     INVALID_SELECTION = "invalid_selection"
     UPSTREAM_REJECTED = "upstream_rejected"
     UPSTREAM_NOT_ALLOWED = "upstream_not_allowed"
+    CITATION_MISSING = "citation_missing"  # a supervision run's request cites no finding in a checkable form (U6)
+    CITATION_NOT_FOUND = "citation_not_found"  # ... or cites a file, commit, run or mission that does not exist
     STOPPED = "stopped"
 
 
@@ -289,6 +291,7 @@ class Run(Record):
     autopilot: bool = False
     advisor: bool = False
     team: str = ""  # the team the run belongs to (issue 13); "" in a journal older than teams
+    supervision: bool = False  # a run of its team's `onRunEnd` graph: each request it files cites a finding (U6)
     links: dict[str, str] = field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
     launch: Launch | None = None  # how a local run was started; None for a run started elsewhere
     relaunches: list[Launch] = field(default_factory=list)  # later overrides, oldest first: the last is in force

@@ -75,6 +75,8 @@ def team_findings(team: TeamSettings, graphsets: GraphSource, library: list[Path
             found += graph_findings(label, f"{folder.rstrip('/')}/{name}", raw, roster)
     if team.default_graph not in held:
         found += _library_default(label, team.default_graph, library, roster)
+    if team.on_run_end is not None and team.on_run_end not in held:
+        found += _library_graph(label, "onRunEnd", team.on_run_end, library, roster)
     return found
 
 
@@ -97,12 +99,19 @@ def graph_findings(label: str, path: str, raw: bytes | str, roster: Team | None)
 
 def _library_default(label: str, name: str, library: list[Path], roster: Team | None) -> list[Finding]:
     """The default graph when no graphset of the team holds it: from the bundled library, or an error."""
+    return _library_graph(label, "defaultGraph", name, library, roster)
+
+
+def _library_graph(label: str, key: str, name: str, library: list[Path], roster: Team | None) -> list[Finding]:
+    """A graph a team key names (``defaultGraph``, ``onRunEnd``) that no graphset of the team holds: from the
+    bundled library, or an error."""
     try:
         graph = find_graph(name, library)
     except InterlockError as exc:
-        message = f"defaultGraph {name} is in none of the team's graphsets, nor in the bundled library ({exc})"
-        fix = f"add {name}.json to one of its graphsets, or set defaultGraph (default_graph) to a graph that exists"
-        return [error(FindingCode.GRAPH, f"{label}: defaultGraph {name}", message, fix)]
+        message = f"{key} {name} is in none of the team's graphsets, nor in the bundled library ({exc})"
+        written = f"{key} (default_graph)" if key == "defaultGraph" else key
+        fix = f"add {name}.json to one of its graphsets, or set {written} to a graph that exists"
+        return [error(FindingCode.GRAPH, f"{label}: {key} {name}", message, fix)]
     data = json.dumps(graph.model_dump(mode="json", by_alias=True)).encode()
     return graph_findings(label, f"{name} (bundled library)", data, roster)
 

@@ -17,6 +17,7 @@ teams:
     satellites: [octo/docs]
     acceptsRequests: true
     runners: {coding: [self-hosted, linux]}
+    onRunEnd: supervision                # a run of another team ended: supervise it on this graph (SPEC U6)
 ```
 
 A team key left out takes the file's top-level key of the same meaning (``gatekeepers``, ``graphsets``,
@@ -63,6 +64,12 @@ class TeamConfig(BaseModel):
         False, alias="acceptsRequests", description="takes the requests filed to the repository naming no team"
     )
     runners: Runners | None = Field(None, description="runs-on per capability; `default` for the rest")
+    on_run_end: str | None = Field(
+        None,
+        alias="onRunEnd",
+        min_length=1,
+        description="the graph of a supervision run started when a run of another team ends (SPEC U6)",
+    )
 
     @field_validator("roles", mode="before")
     @classmethod
@@ -98,6 +105,7 @@ class TeamSettings(BaseModel):
     satellites: list[str]
     accepts_requests: bool
     runners: Runners
+    on_run_end: str | None = None  # the supervision graph (SPEC U6); None: the team supervises nothing
     implicit: bool = False
 
     def runs_on(self, capability: str) -> str:
@@ -130,6 +138,7 @@ def settle(name: str, team: TeamConfig, defaults: TeamDefaults) -> TeamSettings:
         satellites=list(team.satellites),
         accepts_requests=team.accepts_requests,
         runners=defaults.runners if team.runners is None else team.runners,
+        on_run_end=team.on_run_end,
     )
 
 

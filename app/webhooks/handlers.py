@@ -26,9 +26,10 @@ from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places, waiting_text
-from app.webhooks.requests import UPSTREAM_LINK, auto_accepted, is_request, label_closed, set_state, start_accepted
+from app.webhooks.requests import UPSTREAM_LINK, is_request, label_closed, set_state, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.shell import BaseBranchMissing, GitHubRuns
+from app.webhooks.supervision import supervise
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -125,10 +126,9 @@ class Handlers:
         if label != config.trigger_label:
             return Outcome.IGNORED
         user = delivery.require_sender()
-        if not (
-            auto_accepted(runs.teams(), issue_labels(delivery), user, self.app_slug)  # SPEC U4: no person
-            or config.allows(runs.api.permission(runs.repo, user))
-        ):
+        # the App's own starts (auto-accepted requests, SPEC U4; supervision, SPEC U6) need no person: only they
+        # reach here as the App, since the router drops the App's real events before the handlers
+        if user != f"{self.app_slug}[bot]" and not config.allows(runs.api.permission(runs.repo, user)):
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
@@ -178,6 +178,7 @@ class Handlers:
         the head of the queue; the redelivery of this event tries again."""
         if runs.is_live(run):
             return
+        supervise(self, runs, run)  # SPEC U6: the teams that set `onRunEnd` supervise it
         team = runs.team_of(run)
         if team.concurrency is None:
             return

@@ -200,16 +200,6 @@ def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Call
     start(Delivery("issues", f"{run.id}/accept/{link}", payload))
 
 
-def auto_accepted(teams: list[TeamSettings], labels: list[str], sender: str, app_slug: str | None) -> bool:
-    """Whether a trigger was the App's own start of an auto-accepted request: sent by the App (only the App's
-    own start reaches the handler so: the router drops the App's events that GitHub delivers) on an issue whose
-    ``team:`` label names a team that auto-accepts."""
-    if not app_slug or sender != f"{app_slug}[bot]":
-        return False
-    named = {label[len(TEAM_LABEL) :] for label in labels if label.startswith(TEAM_LABEL)}
-    return any(team.auto_accept and team.name in named for team in teams)
-
-
 def sibling(runs: GitHubRuns, repo: str) -> GitHubRuns:
     """The GitHub shell of another repository of the same installation."""
     branch = runs.default_branch

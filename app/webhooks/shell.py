@@ -44,6 +44,7 @@ from app.github.teams import TeamSettings, team_named
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
+from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.requests import file_request, follow_request
 
@@ -137,7 +138,7 @@ class GitHubRuns:
             autopilot=team.autopilot,
             team="" if team.implicit else team.name,
             advisor=bool(config.advisor),
-            upstream=tuple(config.upstream),
+            **start_terms(config, team, graph, self.repo),  # upstream, supervision (SPEC U3, U6)
             links={"issue": str(issue), "status_comment": str(comment)},
         )
         started = self.driver.start(event, graph)
@@ -371,6 +372,8 @@ class GitHubRuns:
             self.api.request_reviewers(self.repo, int(run.links["pr"]), self.team_of(run).gatekeepers)
 
     def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
+        if (refused := refused_filing(self, run, effect, issue, mark)) is not None:  # SPEC U6: cites nothing real
+            return refused
         return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/requests.py
 
     def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None) -> None:
