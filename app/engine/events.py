@@ -94,7 +94,15 @@ class GateAmended(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class StopRequested(Event):
-    pass
+    """``hold``: a team's stop (SPEC H4): a run waiting on a person or upstream is held at its next transition
+    rather than stopped at once, so that the approval, the answer or the upstream outcome it waits for is kept."""
+
+    hold: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopWithdrawn(Event):
+    """A team started again before its held run reached its next transition: the run goes on as if not stopped."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,6 +25,7 @@ from app.engine.events import (
     Resume,
     RouteChosen,
     StopRequested,
+    StopWithdrawn,
     UpstreamChanged,
 )
 from app.engine.flow import NOT_MISSIONS, dispatch, enter, escalate, follow, interrupt, note_person, reach_end, settle
@@ -32,6 +33,8 @@ from app.engine.graph import END
 from app.engine.record import RESUMABLE, MissionKind, MissionStatus, ReasonCode, Status
 from app.engine.transition import Transition
 from app.engine.verdict import route_verdict
+
+WAITING_ON_OTHERS = (Status.GATE_WAIT, Status.AWAITING_INPUT, Status.AWAITING_UPSTREAM)
 
 
 def reject(t: Transition, event: Event, message: str) -> EventRejected:
@@ -68,15 +71,22 @@ def on_gate_amended(t: Transition, event: GateAmended) -> None:
 
 
 def on_stop(t: Transition, event: StopRequested) -> None:
-    """Mark the stop; it takes effect before the next mission or when the running one returns (SPEC J4)."""
+    """Mark the stop; it takes effect before the next mission or when the running one returns (SPEC J4). A team's
+    stop (``hold``) of a run that waits on a person or upstream takes effect at its next transition too."""
     if t.run.status in (Status.INTERRUPTED, Status.FAILED, Status.ESCALATED):
         return  # already stopped: the reason it stopped for is kept
     if t.run.status is Status.AWAITING_MERGE:
         raise reject(t, event, "the run is finished and waits for a person to merge; close the pull request instead")
-    if t.run.status is Status.RUNNING and t.run.waiting is not None:
+    in_flight = t.run.status is Status.RUNNING and t.run.waiting is not None
+    if in_flight or (event.hold and t.run.status in WAITING_ON_OTHERS):
         t.run.stop_requested = True
         return
     interrupt(t)
+
+
+def on_stop_withdrawn(t: Transition, event: StopWithdrawn) -> None:
+    """A hold lifted before it took effect: the run goes on; one that is stopped already stays stopped."""
+    t.run.stop_requested = False
 
 
 def on_resume(t: Transition, event: Resume) -> None:

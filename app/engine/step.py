@@ -31,6 +31,7 @@ from app.engine.events import (
     SessionStarted,
     Start,
     StopRequested,
+    StopWithdrawn,
     UpstreamChanged,
 )
 from app.engine.flow import (
@@ -57,6 +58,7 @@ from app.engine.people import (
     on_resume,
     on_route,
     on_stop,
+    on_stop_withdrawn,
     on_upstream,
 )
 from app.engine.record import (
@@ -294,6 +296,7 @@ HANDLERS: dict[type[Event], Handler] = {
     GateApproved: on_gate_approved,
     GateAmended: on_gate_amended,
     StopRequested: on_stop,
+    StopWithdrawn: on_stop_withdrawn,
     Resume: on_resume,
     RouteChosen: on_route,
     Deliver: on_deliver,

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from app.engine.graph import END, Graph
 from app.engine.mermaid import draw_mermaid
-from app.engine.record import Run, Status
+from app.engine.record import FINAL, Run, Status
 
 MARKER = "<!-- interlock:status run={run_id} -->"
+HELD_TEAM, HELD_BY = "held_team", "held_by"  # the run's links while its team is stopped (SPEC H4)
+HELD_NOW = "**Held with its team**: a writer's `/interlock team start` resumes every held run of the team."
 
 NEXT_STEP = {
     Status.GATE_WAIT: "**Review the pull request**: approve it to go on, or request changes to amend this step.",
@@ -41,7 +43,15 @@ def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None
     lines += [f"**Budget used** {', '.join(budget)} · **accepted** {ledger.accepted}", ""]
     if run.reason is not None:
         lines += [f"**Stopped**: `{run.reason.code.value}` at `{run.reason.stage}` — {run.reason.message}", ""]
-    lines += [f"**Now**: {NEXT_STEP.get(run.status, 'Nothing: the run is over.')}", ""]
+    held = run.links.get(HELD_TEAM) if run.status not in FINAL else None
+    if held:
+        lines += [
+            f"**Held**: team `{held}` was stopped by @{run.links.get(HELD_BY, '?')}; the run stops at its next "
+            "transition and dispatches no new mission.",
+            "",
+        ]
+    now = HELD_NOW if held else NEXT_STEP.get(run.status, "Nothing: the run is over.")
+    lines += [f"**Now**: {now}", ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
     if run.missions:
         lines += [

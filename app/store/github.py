@@ -9,6 +9,12 @@ https://docs.github.com/en/rest/git/refs#update-a-reference
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import TypeVar
+
+from pydantic import BaseModel
+
 from app.engine.errors import RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.github.client import Installation, RefConflict
@@ -96,3 +102,36 @@ class GitHubStore:
             return self.fetched[path]
         head = self.api.ref(self.repo, self.branch)
         return self.api.file(self.repo, path, head) if head else None
+
+
+Model = TypeVar("Model", bound=BaseModel)
+ATTEMPTS = 5
+
+
+def change_json(
+    api: Installation, repo: str, path: str, kind: type[Model], edit: Callable[[Model], Model], message: str
+) -> Model:
+    """``edit`` applied to the JSON file ``path`` of the state branch with compare-and-swap, the one writer of the
+    service's small shared files (a team's queue, a team's hold): a commit on the head that was read and a
+    fast-forward-only update of the branch, re-read and re-applied when another writer (another delivery,
+    another service replica) moved it first. The file as saved, or as read when ``edit`` changed nothing."""
+    for _ in range(ATTEMPTS):
+        head = api.ref(repo, STATE_BRANCH)
+        data = api.file(repo, path, head) if head else None
+        read = kind.model_validate_json(data) if data else kind()
+        edited = edit(read.model_copy(deep=True))
+        if edited == read:
+            return read
+        text = json.dumps(edited.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        entry = {"path": path, "mode": "100644", "type": "blob", "content": text}
+        tree = api.tree(repo, [entry], api.commit_tree(repo, head) if head else None)
+        commit = api.commit(repo, message, tree, [head] if head else [])
+        try:
+            if head is None:
+                api.create_ref(repo, STATE_BRANCH, commit)
+            else:
+                api.update_ref(repo, STATE_BRANCH, commit)
+        except RefConflict:
+            continue
+        return edited
+    raise VersionConflict(path, None, None)  # the delivery fails; its redelivery tries again

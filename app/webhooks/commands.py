@@ -1,6 +1,6 @@
 """Comment commands (SPEC GH7): ``/interlock stop``, ``resume``, ``resume at STAGE``, ``route VERDICT``,
-``deliver``, ``abandon``, ``retry``, ``answer …``. Anything else is a ``CommandError`` whose message is the
-reply: what was not understood, and what is."""
+``deliver``, ``abandon``, ``retry``, ``answer …`` (and ``team stop|start``, ``app/webhooks/team_hold.py``).
+Anything else is a ``CommandError`` whose message is the reply: what was not understood, and what is."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from app.engine.record import Run
 USAGE = (
     "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, "
     "`/interlock route VERDICT`, `/interlock deliver`, `/interlock abandon`, `/interlock retry`, "
-    "`/interlock answer TEXT`"
+    "`/interlock answer TEXT`, `/interlock team stop [TEAM]`, `/interlock team start [TEAM]`"
 )
 
 MakeEvent = Callable[[Run], ev.Event]

@@ -25,11 +25,13 @@ from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
-from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places, waiting_text
+from app.webhooks.queue import Waiting, admit, leave, queued_payload, started, tell_places
 from app.webhooks.requests import UPSTREAM_LINK, is_request, label_closed, set_state, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.shell import BaseBranchMissing, GitHubRuns
 from app.webhooks.supervision import supervise
+from app.webhooks.team_hold import command as team_command
+from app.webhooks.team_hold import is_stopped, is_team_command, queue_terms, refuse_while_stopped, start_waiting
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -144,7 +146,8 @@ class Handlers:
         if chosen is None:
             return Outcome.HANDLED
         team, graph = chosen
-        if team.concurrency is not None and not self._admitted(runs, delivery, issue, team):
+        stopped = is_stopped(runs, team)  # SPEC H4: a stopped team's triggers queue
+        if (stopped or team.concurrency is not None) and not self._admitted(runs, delivery, issue, team, stopped):
             return Outcome.HANDLED  # SPEC U5: queued, the issue told its place; nothing else is made
         try:
             self._start(runs, delivery, issue, graph, user, earlier, team)
@@ -160,14 +163,16 @@ class Handlers:
             started(runs, team, issue)
         return Outcome.HANDLED
 
-    def _admitted(self, runs: GitHubRuns, delivery: Delivery, issue: int, team: TeamSettings) -> bool:
+    def _admitted(self, runs: GitHubRuns, delivery: Delivery, issue: int, team: TeamSettings, held: bool) -> bool:
         """SPEC U5: whether the trigger may start now; else it waits in the team's queue (once) and is told where."""
         payload = queued_payload(delivery.payload, runs.api.redactor.text)
-        place, added = admit(runs, team, issue, Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload))
+        queued_as, words = queue_terms(team, held)
+        entry = Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload)
+        place, added = admit(runs, queued_as, issue, entry)
         if place is None:
             return True
         if added:
-            runs.api.comment(runs.repo, issue, waiting_text(team, place))
+            runs.api.comment(runs.repo, issue, words(team, place))
         if is_request(at(delivery.payload, "issue") or {}, self.app_slug):
             set_state(runs.api, runs.repo, issue, "accepted")  # SPEC U3: accepted, waiting for its turn
         return False
@@ -180,13 +185,8 @@ class Handlers:
             return
         supervise(self, runs, run)  # SPEC U6: the teams that set `onRunEnd` supervise it
         team = runs.team_of(run)
-        if team.concurrency is None:
-            return
-        tried: set[int] = set()
-        while (head := head_to_start(runs, team)) is not None and head.issue not in tried:
-            tried.add(head.issue)
-            self.issue_labeled(Delivery("issues", head.delivery, head.payload))
-        tell_places(runs, team)
+        if team.concurrency is not None:  # a stopped team's head queues again (SPEC H4): nothing starts
+            start_waiting(runs, team, self.issue_labeled)
 
     def issue_unlabeled(self, delivery: Delivery) -> Outcome:
         """SPEC U5: the trigger label removed from a waiting issue takes it out of its team's queue."""
@@ -362,8 +362,11 @@ class Handlers:
             )
             return Outcome.HANDLED
         moment = when(text_at(delivery.payload, "comment", "created_at"))
+        if is_team_command(body):  # SPEC H4: `/interlock team stop|start [TEAM]`
+            return team_command(runs, delivery, issue, user, moment, self.issue_labeled)
         try:
             make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
+            make = refuse_while_stopped(runs, make)
             self._queue_moves(runs, apply_to_issue(runs, issue, delivery.delivery_id, make))
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")

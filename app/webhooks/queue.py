@@ -1,8 +1,8 @@
 """A team's queue on GitHub (SPEC U5): a team runs at most ``concurrency`` live runs at once; a further trigger
 waits in ``queues/<team>.json`` on the state branch, in order, and starts when a run of the team ends.
 
-The file is changed like a run record: a commit on the head that was read and a fast-forward-only update of the
-branch, re-read and re-applied when another writer (another delivery, another service replica) moved it first.
+The file is changed like a run record, with compare-and-swap (``change_json`` of ``app/store/github.py``): re-read
+and re-applied when another writer (another delivery, another service replica) moved the state branch first.
 ``running`` lists the issues holding a place among the running; an issue whose latest run has ended, or that never
 got one (its start failed), gives its place back the next time the file is read, so a crash loses no slot. A
 waiting trigger leaves the queue only once its run has started: a failed start keeps it at the head.
@@ -10,20 +10,15 @@ waiting trigger leaves the queue only once its run has started: a failed start k
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.engine.errors import VersionConflict
-from app.github.client import RefConflict
 from app.github.teams import TeamSettings
-from app.store.journal import STATE_BRANCH
+from app.store.github import change_json
 from app.webhooks.issue_runs import issue_runs
 from app.webhooks.shell import GitHubRuns
-
-ATTEMPTS = 5
 
 
 class Waiting(BaseModel):
@@ -49,30 +44,7 @@ def queue_path(team: TeamSettings) -> str:
 
 def change(runs: GitHubRuns, team: TeamSettings, edit: Callable[[TeamQueue], TeamQueue]) -> TeamQueue:
     """``edit`` applied to the queue with compare-and-swap; the queue as saved (or as read, when unchanged)."""
-    for _ in range(ATTEMPTS):
-        head = runs.api.ref(runs.repo, STATE_BRANCH)
-        data = runs.api.file(runs.repo, queue_path(team), head) if head else None
-        read = TeamQueue.model_validate_json(data) if data else TeamQueue()
-        edited = edit(read.model_copy(deep=True))
-        if edited == read:
-            return read
-        try:
-            _save(runs, team, edited, head)
-        except RefConflict:
-            continue
-        return edited
-    raise VersionConflict(queue_path(team), None, None)  # the delivery fails; its redelivery tries again
-
-
-def _save(runs: GitHubRuns, team: TeamSettings, queue: TeamQueue, head: str | None) -> None:
-    text = json.dumps(queue.model_dump(), indent=2, sort_keys=True) + "\n"
-    entry = {"path": queue_path(team), "mode": "100644", "type": "blob", "content": text}
-    tree = runs.api.tree(runs.repo, [entry], runs.api.commit_tree(runs.repo, head) if head else None)
-    commit = runs.api.commit(runs.repo, f"interlock: queue of team {team.name}", tree, [head] if head else [])
-    if head is None:
-        runs.api.create_ref(runs.repo, STATE_BRANCH, commit)
-    else:
-        runs.api.update_ref(runs.repo, STATE_BRANCH, commit)
+    return change_json(runs.api, runs.repo, queue_path(team), TeamQueue, edit, f"interlock: queue of team {team.name}")
 
 
 def still_running(runs: GitHubRuns, issue: int) -> bool:
