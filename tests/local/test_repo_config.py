@@ -164,6 +164,7 @@ def test_local_keys_are_allowed_beside_the_repository_keys(repo: Path) -> None:
         ("teams: {core: {}}\nteam: {roles: []}\n", "in the repository's format the teams are under `teams:`"),
         ("teams: {core: {concurrency: 0}}\n", "teams.core.concurrency"),
         ("extends: octo/.github\n", "extends: octo/.github: a local run does not read other repositories"),
+        ("teams: {core: {}}\npermission: root\n", "permission: String should match pattern"),
     ],
 )
 def test_a_wrong_key_is_refused_with_its_path_and_nothing_is_created(repo: Path, text: str, said: str) -> None:
@@ -242,3 +243,42 @@ def test_a_file_that_config_check_accepts_is_one_that_interlock_run_runs(repo: P
     settings = record["launch"]["settings"]
     assert settings["satellites"] == ["octo/docs"]  # passed on to the run, for the satellites to act on
     assert settings["gates"] == "approve" and settings["concurrency"] == 1 and settings["advisor"] == AGENT
+
+
+def test_which_format_a_file_is_read_in(repo: Path) -> None:
+    # a `.github/interlock.yml` is the repository's format even without a key only it has: its graphsets apply
+    (repo / ".github" / "interlock.yml").write_text("agent: " + json.dumps(f"MARK=own {AGENT}") + "\n")
+    (repo / ".github" / "interlock" / "graphs").mkdir(parents=True)
+    (repo / ".github" / "interlock" / "graphs" / "own.json").write_text(json.dumps({**TWO_STEPS, "name": "own"}))
+    assert run(repo, "own")["graph"] == "own" and marks(repo) == ["own", "own"]
+    # any file with `teams:` is too, wherever it is
+    elsewhere = repo.parent / "team.yml"
+    elsewhere.write_text(TEAMS)
+    assert run(repo, "docs-tiny", "--config", str(elsewhere))["launch"]["settings"]["team"]["name"] == "docs"
+
+
+def test_the_local_only_keys_are_refused_by_config_check_as_by_the_app(repo: Path) -> None:
+    file = repo / ".github" / "interlock.yml"
+    file.write_text(TEAMS + "agent: claude\n")
+    checked = interlock(repo, "config", "check", "--file", str(file), in_repo=False)
+    assert checked.returncode == 1 and "agent: Extra inputs are not permitted" in checked.stdout
+
+
+def test_the_readme_says_how_the_repository_file_drives_local_runs() -> None:
+    # every README sentence is checked: the behaviour by the tests above and in test_team_queue.py, the words here
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in (
+        "Without `--config`, `interlock run` reads the repository's own `.github/interlock.yml` when its work tree",
+        "A file is read in the repository's format when it is a `.github/interlock.yml` or has a key only that",
+        "so a file that `interlock config check --file` accepts is one that `interlock run` runs.",
+        "(the App on GitHub refuses them, as `interlock config check` does); `team:` is refused there",
+        "team is `--team NAME`, else the team whose graphset holds the graph, else the first team, as on GitHub;",
+        "its `autopilot` approves the gates unless `gates:` or `--gates` says otherwise;",
+        "`extends:` is refused: it names a GitHub repository, which a local run does not read.",
+        "A command that continues a run with `--config FILE` takes the run's own team from the file.",
+        "A team with `concurrency: N` runs at most N local runs at once on the machine, across processes;",
+        "starts when a run of the team ends, however it ends, `kill -9` included; with `--no-wait` it refuses",
+        "A place is held by the process driving a run: a run stopped at a gate holds none,",
+        "The line is kept in `.git/interlock/queues/<team>/`.",
+    ):
+        assert words in text, words

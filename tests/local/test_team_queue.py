@@ -124,6 +124,7 @@ def test_three_runs_of_a_team_of_concurrency_1_run_one_after_the_other_in_order(
     assert [run["status"] for run in runs] == ["awaiting_merge"] * 3
     for earlier, later in itertools.pairwise(runs):
         assert earlier["updated_at"] <= later["created_at"], (earlier["id"], later["id"])
+    assert (repo / ".git" / "interlock" / "queues" / "core" / "line.json").is_file()
     said = third.stderr()
     assert said.index("number 2 in line") < said.index("number 1 in line") < said.index("a place is free")
     assert (
