@@ -52,7 +52,8 @@ class Proc:
 
     def __init__(self, tmp: Path, repo: Path, name: str, sleep: float, *args: str) -> None:
         self.name, self.tmp = name, tmp
-        (tmp / f"{name}.json").write_text(json.dumps({"work": {"answer": "done", "sleep": sleep}}))
+        step = {"answer": "done", "sleep": sleep, "until": str(self.release_file)}
+        (tmp / f"{name}.json").write_text(json.dumps({"work": step}))
         env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRIPT": str(tmp / f"{name}.json"), "LOG": str(self.log)}
         command = args or ("run", "--request", name, "--run-id", name, "--gates", "stop")
         self.err = (tmp / f"{name}.err").open("w")
@@ -65,6 +66,14 @@ class Proc:
             text=True,
             start_new_session=True,
         )
+
+    @property
+    def release_file(self) -> Path:
+        return self.tmp / f"release-{self.name}"
+
+    def release(self) -> None:
+        """End the agent's mission now (it waits for this, up to its ``sleep``): the test says when."""
+        self.release_file.touch()
 
     @property
     def log(self) -> Path:
@@ -108,7 +117,7 @@ def interlock(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_three_runs_of_a_team_of_concurrency_1_run_one_after_the_other_in_order(tmp_path: Path) -> None:
     # SPEC U5: at most `concurrency` at once; the others wait in order, told their place, and start at an end
     repo = team_repo(tmp_path)
-    first = Proc(tmp_path, repo, "first", 6)
+    first = Proc(tmp_path, repo, "first", 120)
     first.wait_mission()
     second = Proc(tmp_path, repo, "second", 0.2)
     second.wait_said("team core runs 1 run(s) at once (running: pid")
@@ -119,7 +128,7 @@ def test_three_runs_of_a_team_of_concurrency_1_run_one_after_the_other_in_order(
     assert refused.returncode == 2, refused.stderr
     assert "team core already runs 1 run(s) at once (concurrency 1; running: pid" in refused.stderr
     assert "nothing was started; leave out --no-wait to wait in line" in refused.stderr
-    assert first.process.poll() is None, "the first run ended before the others queued: the test proves nothing"
+    first.release()
     runs = [first.result(), second.result(), third.result()]
     assert [run["status"] for run in runs] == ["awaiting_merge"] * 3
     for earlier, later in itertools.pairwise(runs):
@@ -155,13 +164,14 @@ def test_a_killed_holder_frees_its_place_and_a_killed_waiter_leaves_the_line(tmp
 
 def test_a_team_of_concurrency_2_runs_two_at_once_and_the_third_waits(tmp_path: Path) -> None:
     repo = team_repo(tmp_path, concurrency=2)
-    one = Proc(tmp_path, repo, "one", 6)
+    one = Proc(tmp_path, repo, "one", 120)
     one.wait_mission()
-    two = Proc(tmp_path, repo, "two", 4)
+    two = Proc(tmp_path, repo, "two", 120)
     two.wait_mission()  # both hold a place at once
     three = Proc(tmp_path, repo, "three", 0.1)
     three.wait_said("team core runs 2 run(s) at once (running: pid")
-    assert one.process.poll() is None and two.process.poll() is None
+    one.release()
+    two.release()
     runs = [one.result(), two.result(), three.result()]
     assert "in line" not in one.stderr() + two.stderr()
     assert min(runs[0]["updated_at"], runs[1]["updated_at"]) <= runs[2]["created_at"]
@@ -172,11 +182,11 @@ def test_a_run_at_a_gate_holds_no_place_and_the_command_that_continues_it_waits(
     repo = team_repo(tmp_path)
     gated = Proc(tmp_path, repo, "gated", 0, "run", "gated", "--request", "g", "--run-id", "gated", "--gates", "stop")
     assert gated.result()["status"] == "gate_wait"
-    busy = Proc(tmp_path, repo, "busy", 4)
+    busy = Proc(tmp_path, repo, "busy", 120)
     busy.wait_mission()
     approve = Proc(tmp_path, repo, "approve", 0, "approve", "gated", "--gates", "stop")
     approve.wait_said("waiting, number 1 in line")
-    assert busy.process.poll() is None
+    busy.release()
     ended, approved = busy.result(), approve.result()
     assert approved["status"] == "awaiting_merge" and ended["updated_at"] <= approved["updated_at"]
 
@@ -189,10 +199,10 @@ def test_a_local_file_s_team_queues_by_its_concurrency(tmp_path: Path, concurren
     local = tmp_path / "local.yml"
     local.write_text(f"agent: {json.dumps(AGENT)}\n" + (f"concurrency: {concurrency}\n" if concurrency else ""))
     graph = str(repo / "graphs" / "slow.json")
-    first = Proc(tmp_path, repo, "first", 4, "run", graph, "--request", "a", "--config", str(local))
+    first = Proc(tmp_path, repo, "first", 120, "run", graph, "--request", "a", "--config", str(local))
     first.wait_mission()
     second = interlock(repo, "run", graph, "--request", "b", "--config", str(local), "--no-wait", "--json")
-    assert first.process.poll() is None, "the first run ended too soon: the test proves nothing"
+    first.release()
     first.result()
     if concurrency is None:
         assert second.returncode == 0, second.stderr
