@@ -7,6 +7,7 @@ command itself could not work.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import sys
@@ -19,11 +20,10 @@ from pydantic import ValidationError
 
 from app.cli_doctor import check_calls, preflight_shell
 from app.engine import events as ev
-from app.engine.graph import Graph, Policy
+from app.engine.graph import Policy
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Launch, Run
 from app.gitaccess import on_machine_env, run_git
-from app.graphset import find_graph, library_dirs
 from app.inputfile import InputUnreadable, read_input_text
 from app.local.config import ConfigError, GateMode, LocalConfig, load_config, missing_agent_problem
 from app.local.launch import (
@@ -32,7 +32,6 @@ from app.local.launch import (
     continue_launch,
     launch_in_force,
     make_launch,
-    read_config_file,
 )
 from app.local.missions import now
 from app.local.progress import Progress
@@ -47,6 +46,7 @@ from app.local.reports import (
     table,
 )
 from app.local.shell import LocalShell, stop_event
+from app.local.teamrun import RunPlan, own_config, plan_run, team_turn
 from app.redact import Redactor
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
@@ -136,11 +136,10 @@ def shell_with(repo: Path, settings: LocalConfig, gates: GateMode | None) -> Loc
 
 
 def launch_shell(
-    repo: Path, agent: str | None, config: Path | None, gates: GateMode | None, base: str | None, policy: Policy | None
+    repo: Path, agent: str | None, plan: RunPlan, gates: GateMode | None, base: str | None, policy: Policy | None
 ) -> tuple[LocalShell, Launch]:
     """The shell of ``run`` and the launch it records: the configuration as resolved, the file and its hash."""
-    file = read_config_file(config) if config is not None else None
-    settings = file.config if file else LocalConfig()
+    file, settings = plan.file, plan.settings
     updates = {"agent": agent, "base": base, "policy": policy}
     settings = settings.model_copy(update={key: value for key, value in updates.items() if value is not None})
     chosen = gates or settings.gates
@@ -189,12 +188,14 @@ def continue_run(
     """Apply a person's event to a run and drive it on, exactly as ``run`` does, with the agents the run was
     launched with (or what ``line`` overrides, recorded in the same transition); print where it stopped."""
     shell, relaunch = continuing_shell(repo, run_id, line, command, runs_agents=kind not in (ev.Deliver, ev.Abandon))
-    if kind not in (ev.Abandon, ev.Deliver):  # these call no agent
+    drives_agents = kind not in (ev.Abandon, ev.Deliver)  # these call no agent
+    if drives_agents:
         check_calls(shell, run_id)
     if relaunch is not None:  # said once the override passed its checks: a refused one changes nothing
         shell.progress.line(f"{command} overrides the run's {', '.join(relaunch.changed)}, from now on")
     name = kind.__name__.lower()
-    run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), launch=relaunch, **fields))
+    with team_turn(shell) if drives_agents else contextlib.nullcontext():  # the team's queue (SPEC U5)
+        run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), launch=relaunch, **fields))
     emit_run(run, shell, as_json)
 
 
@@ -255,7 +256,10 @@ def continue_with(cli: typer.Typer, name: str, doc: str, kind: type[ev.Event], s
 def register(cli: typer.Typer) -> None:
     @cli.command("run")
     def run_graph(
-        graph_ref: Annotated[str, typer.Argument(metavar="GRAPH", help="Graph file, or a graph name in graphs/.")],
+        graph_ref: Annotated[
+            str | None,
+            typer.Argument(metavar="[GRAPH]", help="Graph file or name (default: the team's defaultGraph)."),
+        ] = None,
         request: Annotated[str | None, typer.Option("--request", help="The request text.")] = None,
         request_file: Annotated[
             Path | None, typer.Option("--request-file", help="Read the request from a file.")
@@ -267,6 +271,8 @@ def register(cli: typer.Typer) -> None:
         base: Annotated[str | None, typer.Option("--base", help="Base branch (default develop).")] = None,
         policy: Annotated[str | None, typer.Option("--policy", help="max_calls=N,max_attempts=N,max_units=N")] = None,
         run_id: Annotated[str | None, typer.Option("--run-id", help="Choose the run id (default: generated).")] = None,
+        team: Annotated[str | None, typer.Option("--team", help="The team of teams: that runs it.")] = None,
+        no_wait: Annotated[bool, typer.Option("--no-wait", help="Refuse instead of waiting for the team.")] = False,
         as_json: AsJson = False,
     ) -> None:
         """Run a graph on a local repository until it stops (end, gate, question, escalation, stop)."""
@@ -278,17 +284,22 @@ def register(cli: typer.Typer) -> None:
         # masked whole where it enters, before the split: a key block across the first line break would
         # leave its body, in the request's body, without the BEGIN line that marks it
         title, _, body = Redactor().text(text).strip().partition("\n")
-        graph: Graph = find_graph(graph_ref, library_dirs())
         limits = parse_policy(policy) if policy else None
+        path = config or own_config(repo)
+        if config is None and path is not None:
+            typer.echo(f"configuration: {path} (the repository's own; --config FILE reads another)", err=True)
+        plan = plan_run(repo, path, graph_ref, team)
         launched: list[Launch] = []
 
         def make() -> LocalShell:
-            shell, launch = launch_shell(repo, agent, config, gates, base, limits)
+            shell, launch = launch_shell(repo, agent, plan, gates, base, limits)
             launched[:] = [launch]
             return shell
 
-        shell = preflight_shell(graph, repo, config, agent, base, make)
-        emit_run(shell.start(graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1]), shell, as_json)
+        shell = preflight_shell(plan.graph, repo, path, agent, base, make)
+        with team_turn(shell, wait=not no_wait):  # a place among the team's runs (SPEC U5)
+            started = shell.start(plan.graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1])
+        emit_run(started, shell, as_json)
 
     continue_with(cli, "deliver", "Go to the end: the run branch is ready for a person to merge.", ev.Deliver)
     continue_with(cli, "abandon", "Cancel the run (the branch stays).", ev.Abandon)

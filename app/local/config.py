@@ -15,7 +15,12 @@ team:
   roles:
     - {name: dev, capabilities: [coding, testing], agent: codex, model: o4-mini}
     - {name: lead, fullAuthority: true, capabilities: [planning, review], tools: [Read, Grep]}
+concurrency: 1                # runs of the team at once on this machine; left out, no limit (SPEC U5)
+satellites: [../docs]         # the team's other repositories (passed on to the run as written)
 ```
+
+The repository's own file, ``.github/interlock.yml`` with ``teams:``, drives a local run too:
+app/local/repofile.py says how its keys and these merge.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class LocalConfig(BaseModel):
     timeout_s: float = 3600.0
     prices: dict[str, ModelPrice] = Field(default_factory=dict)  # USD per million tokens, over prices.json
     upstream: list[Annotated[str, Field(pattern=UPSTREAM_PATTERN)]] = Field(default_factory=list)
+    concurrency: int | None = Field(None, ge=1)  # runs of the team at once on this machine (app/local/queue.py)
+    satellites: list[str] = Field(default_factory=list)  # the team's other repositories, passed on as written
 
 
 def load_config(path: Path | None) -> LocalConfig:
@@ -71,11 +78,20 @@ def read_config_bytes(path: Path) -> bytes:
 
 
 def parse_config(content: bytes, path: Path) -> LocalConfig:
-    """The configuration in ``content`` (the bytes of ``path``, read once so that they are what is hashed)."""
+    """The configuration in ``content`` (the bytes of ``path``, read once so that they are what is hashed), in
+    the local format; ``parse_either`` (app/local/repofile.py) reads the repository's format as well."""
+    return parse_local_data(config_data(content, path), path)
+
+
+def config_data(content: bytes, path: Path) -> Any:
     try:
-        data = parse_yaml(path, decode_utf8(path, content)) or {}
+        return parse_yaml(path, decode_utf8(path, content)) or {}
     except InputUnreadable as exc:
         raise ConfigError(f"cannot read config {path}: {exc.reason}") from None
+
+
+def parse_local_data(data: Any, path: Path) -> LocalConfig:
+    """The local format: one ``team:`` and the keys above."""
     try:
         if isinstance(data, dict) and isinstance(data.get("team"), dict):
             data = {**data, "team": parse_team(data["team"])}

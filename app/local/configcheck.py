@@ -19,9 +19,11 @@ from app.engine.findings import Finding, FindingCode, error, ok
 from app.engine.team import parse_team
 from app.inputfile import InputUnreadable, parse_yaml, read_input_text
 from app.local.config import LocalConfig
+from app.local.repofile import RepoFileInvalid, is_repository_format, read_repository_data
 
 TEXT_KEYS = ("agent", "decide", "advisor", "base")  # what the agents and base checks need from a bad file
 README_SECTION = 'the keys are listed in the README, "Configuration (--config FILE)"'
+REPOSITORY_SECTION = 'the README says how, "Repository configuration" and "Configuration (--config FILE)"'
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ def config_findings(path: Path | None) -> ConfigReading:
     if not isinstance(data, dict):
         message = f"a configuration is a mapping of keys, not {type(data).__name__}"
         return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, message, README_SECTION)])
+    if is_repository_format(data, path):
+        return _repository_reading(data, path, subject)
     findings = _team_findings(data, subject)
     if findings:
         data = {key: value for key, value in data.items() if key != "team"}
@@ -68,6 +72,20 @@ def config_findings(path: Path | None) -> ConfigReading:
         fallback = LocalConfig(**{key: data[key] for key in TEXT_KEYS if isinstance(data.get(key), str)})
         return ConfigReading(None, findings, fallback)
     return ConfigReading(settings, [ok(FindingCode.CONFIG_FILE, subject, "valid")])
+
+
+def _repository_reading(data: dict[str, Any], path: Path, subject: str) -> ConfigReading:
+    """A file in the repository's format (app/local/repofile.py): each problem by its path in the file."""
+    try:
+        file = read_repository_data(data, path)
+    except RepoFileInvalid as exc:
+        fix = f"correct it; {REPOSITORY_SECTION}"
+        findings = [error(FindingCode.CONFIG_KEY, subject, problem, fix) for problem in exc.problems]
+        fallback = LocalConfig(**{key: data[key] for key in TEXT_KEYS if isinstance(data.get(key), str)})
+        return ConfigReading(None, findings, fallback)
+    teams = ", ".join(team.name for team in file.teams())
+    message = f"valid (the repository's format; team(s): {teams})"
+    return ConfigReading(file.settings(file.team(None)), [ok(FindingCode.CONFIG_FILE, subject, message)])
 
 
 def _team_findings(data: dict[str, Any], subject: str) -> list[Finding]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -26,9 +26,9 @@ from app.local.config import (
     LocalConfig,
     decide_spec,
     describe,
-    parse_config,
     read_config_bytes,
 )
+from app.local.repofile import RepoFile, parse_either
 from app.redact import Redactor
 
 
@@ -38,12 +38,14 @@ class ConfigFile:
 
     path: Path
     sha256: str
-    config: LocalConfig
+    config: LocalConfig  # a repository-format file's: its default team's
+    repo: RepoFile | None = None  # the repository-format reading, to choose another team
 
 
 def read_config_file(path: Path) -> ConfigFile:
     content = read_config_bytes(path)
-    return ConfigFile(path.resolve(), hashlib.sha256(content).hexdigest(), parse_config(content, path))
+    config, repo = parse_either(content, path)
+    return ConfigFile(path.resolve(), hashlib.sha256(content).hexdigest(), config, repo)
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,8 @@ def continue_launch(
     if line.config is not None:
         file = read_config_file(line.config)
         kept = {name: getattr(config, name) for name in ("base", "policy", "context")}
+        if file.repo is not None:  # the run's own team, as the file says it now (SPEC U1)
+            file = replace(file, config=file.repo.settings(file.repo.team_or_default(config.team)))
         config = file.config.model_copy(update={**kept, "agent": file.config.agent or config.agent})
         gates = file.config.gates or gates
         source = (str(file.path), file.sha256)

@@ -40,6 +40,14 @@ class StoreError(InterlockError):
     """The repository cannot hold a journal (not a git repository, unreadable record...)."""
 
 
+MOVED = "moved by another writer"
+MOVED_TRIES = 20  # each try is a commit of a few files: another writer can win only so many times in a row
+
+
+class _HeadMoved(Exception):
+    """The branch moved between the read of its head and the swap, this run's record unchanged: save again."""
+
+
 def common_dir(git_dir: Path) -> Path:
     """Where objects and branches live: a linked worktree's own git folder names it in ``commondir``."""
     pointer = git_dir / "commondir"
@@ -108,6 +116,19 @@ class GitStore:
             raise StoreError(f"the record of run {run_id!r} cannot be read: {exc}") from None
 
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
+        """Save on the head as read; when another run's save moved the branch meanwhile (this run's record
+        unchanged), again on the new head: two runs of one repository save at once (a team's queue)."""
+        for _ in range(MOVED_TRIES - 1):
+            try:
+                return self._save_once(run, expected, files, message)
+            except _HeadMoved:
+                continue
+        try:
+            return self._save_once(run, expected, files, message)
+        except _HeadMoved as exc:
+            raise StoreError(f"cannot move {self.ref}: {exc}") from None
+
+    def _save_once(self, run: Run, expected: int | None, files: dict[str, bytes] | None, message: str) -> None:
         head = self._head()
         found = self._version_at(head, run.id)
         if found != expected:
@@ -140,6 +161,8 @@ class GitStore:
         if not moved:
             latest = self._blob_at(self._head(), record_path(run_id))
             found = Run.from_journal(latest).version if latest is not None else None
+            if found == expected and problem == MOVED:
+                raise _HeadMoved(problem)
             if found == expected:
                 raise StoreError(f"cannot move {self.ref}: {problem}")
             raise VersionConflict(run_id, expected, found)
@@ -163,7 +186,7 @@ class GitStore:
         renamed = False
         try:
             if self._current(loose) != old:
-                return False, "moved by another writer"
+                return False, MOVED
             os.write(handle, f"{new}\n".encode())
             os.close(handle)
             handle = -1

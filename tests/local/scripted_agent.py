@@ -3,8 +3,8 @@
 ``SCRIPT`` names a JSON file mapping ``"stage:visit"`` (or ``"stage"``, or ``"*"``) to a step:
 ``{"answer": str, "exit": int, "write": {path: text}, "sleep": seconds, "kind": {...per kind...}}``,
 and for the kill tests ``"runaway": seconds`` (an agent whose runner dies while it sleeps goes on writing its
-files that long) and ``"alone": true`` (an agent of an earlier mission still alive as this one starts is
-written down in ``$LOG/overlaps.txt``).
+files that long), ``"until": path`` (a ``sleep`` that ends early once that file exists) and ``"alone": true``
+(an agent of an earlier mission still alive as this one starts is written down in ``$LOG/overlaps.txt``).
 Every prompt received is logged to ``$LOG/<mission>-<stage>.txt`` so tests can read what agents saw; with
 ``MARK`` set (``MARK=a python scripted_agent.py`` as the agent spec), ``<mission> <MARK>`` is appended to
 ``$LOG/marks.txt``, so tests can tell which agent did each mission.
@@ -58,11 +58,14 @@ def main() -> int:
 
 
 def work(step: dict, env: os._Environ[str], started: Path) -> None:
-    """Sleep ``sleep`` seconds. With ``runaway`` set, an agent whose runner died meanwhile goes on as a
-    runaway for that many seconds more, rewriting its files in the worktree, as a real agent would."""
+    """Sleep ``sleep`` seconds, or until the file ``until`` names exists. With ``runaway`` set, an agent whose
+    runner died meanwhile goes on as a runaway for that many seconds more, rewriting its files in the worktree,
+    as a real agent would."""
     end = time.monotonic() + step["sleep"]
     while time.monotonic() < end:
         time.sleep(0.02)
+        if step.get("until") and Path(step["until"]).exists():
+            return
         if step.get("runaway") and runner_gone():
             started.with_suffix(".runaway").write_text(str(os.getpid()))
             end = time.monotonic() + step["runaway"]
