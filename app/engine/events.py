@@ -49,6 +49,7 @@ class Start(Event):
     links: dict[str, str] = field(default_factory=dict)
     upstream: tuple[str, ...] = ()  # the repositories a NEEDS_UPSTREAM request may go to (owner/repo, owner/*)
     team: str = ""  # the team the run belongs to (issue 13); "" where there are no teams
+    satellites: tuple[str, ...] = ()  # the team's other repositories, owner/name, where work may land (SPEC U7)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -97,6 +97,7 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         autopilot=event.autopilot,
         advisor=event.advisor,
         team=event.team,
+        satellites=list(event.satellites),
         upstream_allowed=list(event.upstream),
         launch=event.launch,
         applied={event.key: event.at},
