@@ -44,6 +44,7 @@ from app.github.teams import TeamSettings, team_named
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
+from app.webhooks import satellites
 from app.webhooks.issue_runs import replaced, run_id_for
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -121,6 +122,7 @@ class GitHubRuns:
         team = team or self.teams()[0]
         run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
+        satellites.make_branches(self.api, team.satellites, branch)  # SPEC U7: a run branch in each
         resumed = not self._create_run_branch(branch, config.base, title)
         comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
         event = Start(
@@ -136,6 +138,7 @@ class GitHubRuns:
             policy=config.policy,
             autopilot=team.autopilot,
             team="" if team.implicit else team.name,
+            satellites=tuple(team.satellites),
             advisor=bool(config.advisor),
             upstream=tuple(config.upstream),
             links={"issue": str(issue), "status_comment": str(comment)},
@@ -222,9 +225,9 @@ class GitHubRuns:
                 if url:
                     jobs[effect.seq] = url
             case OpenPullRequest():
-                run = self._open_pull(run, draft=True)
+                run = satellites.open_pulls(self, self._open_pull(run, draft=True), draft=True)
             case ReadyPullRequest():
-                run = self._ready_pull(run)
+                run = satellites.open_pulls(self, self._ready_pull(run), draft=False)
             case OpenGate():
                 self._request_review(run)
             case PostMessage(text=text) | Escalate(decision=text):
