@@ -42,10 +42,9 @@ def check_config(config: RepoConfig, graphsets: GraphSource, library: list[Path]
     return found + not_yet_acted_on(config)
 
 
-# Team keys the App reads and checks but does not act on yet (issue 13, items 3, 4, 6 and 7), with what a person
+# Team keys the App reads and checks but does not act on yet (issue 13, items 3, 4 and 6), with what a person
 # setting one would expect and not get: a setting that silently does nothing must at least say so.
 NOT_YET = {
-    "satellites": "missions do not get these repositories checked out, and no pull request is opened there",
     "accepts_requests": "requests filed to this repository are not routed to this team",
     "auto_accept": "accepted requests are not started without a person",
 }

@@ -6,10 +6,12 @@ linking the others, the run done only when all are merged, and ``/interlock deli
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from app.engine.record import Status
 from app.webhooks.router import Outcome
+from tests.github.test_config_check import TEAMS, check, checkout, findings
 from tests.github.test_flows import (  # noqa: F401 - fixture
     REPO,
     World,
@@ -18,6 +20,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     world,
 )
 from tests.github.test_team_queue import configure
+from tests.helpers import ROOT
 
 DOCS, WEB = "octo/docs", "octo/web"
 TEAM = """base: develop
@@ -163,3 +166,34 @@ def test_an_unreadable_satellite_refuses_the_start_and_makes_nothing(world: Worl
     assert (DOCS, f"interlock/issue-{issue}") not in world.fake.refs
     said = [c["body"] for c in world.fake.comments.values() if c.get("issue") == issue]
     assert any("the satellite repository `octo/web` cannot be read" in text for text in said)
+
+
+def test_config_check_no_longer_warns_that_satellites_do_nothing(tmp_path: Path) -> None:
+    # "every setting does something": satellites are acted on now, so `config check` says nothing of them
+    config = TEAMS.replace("defaultGraph: small", "defaultGraph: small\n    satellites: [octo/docs]")
+    checkout(tmp_path, config.replace("defaultGraph: nope", "defaultGraph: feature"))
+    (tmp_path / "teams/docs/bad.json").unlink()
+    result = check("--file", str(tmp_path / ".github/interlock.yml"), "--json")
+    assert result.returncode == 0, result.stdout
+    assert not [f for f in findings(result) if f["subject"].startswith("teams.core.satellites")]
+
+
+def test_the_readme_says_how_satellites_work() -> None:
+    # every README sentence is checked: the behaviour by the tests of this file, tests/runner/test_satellite_job.py
+    # and tests/local/test_satellites.py, the words here
+    text = " ".join((ROOT / "README.md").read_text().split())
+    start = text.index("**Satellite repositories** (SPEC U7, P4).")
+    said = text[start : text.index("**Checking it**", start)]
+    for words in (
+        "each satellite gets a run branch `interlock/<run-id>` from its default branch",
+        "a satellite the App cannot read refuses the start, and nothing is made",
+        "at `../interlock-satellites/<owner>/<name>`, and names them in the agent's prompt",
+        "(a fast-forward, no workflow file), with the action's `token`",
+        "a new commit in any satellite is progress for `requiresChanges`",
+        "each satellite with work on its run branch gets a pull request too, and every body links the others",
+        "The run is `done` only when all of them are merged",
+        "`/interlock deliver owner/name[,owner/name]` counts those satellites as delivered without their merge",
+        "`satellites: [../docs]` in the `--config` file names repositories on disk, relative to the run's repository",
+    ):
+        assert words in said, words
+    assert "`satellites`, `acceptsRequests`" not in text

@@ -6,6 +6,7 @@ The agent finds the satellite's checkout in its prompt and writes there."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -210,3 +211,57 @@ def test_a_satellite_url_is_the_main_one_with_owner_and_name_replaced() -> None:
     assert satellite_url("https://github.com/me/app", "octo/docs") == "https://github.com/octo/docs"
     assert satellite_url("https://github.com/me/app.git/", "octo/docs") == "https://github.com/octo/docs.git"
     assert satellite_url("/srv/git/me/app.git", "octo/docs") == "/srv/git/octo/docs.git"
+
+
+def test_a_satellite_whose_run_branch_moved_meanwhile_is_not_pushed(world: tuple[Path, Path], tmp_path: Path) -> None:
+    # the same rule as the main run branch: only a fast-forward is pushed; the mission fails, for a person
+    origin, docs = world
+    checkout = tmp_path / "work" / "app"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
+    (tmp_path / "agent.py").write_text(AGENT)
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SEEN": str(tmp_path / "seen"), "MODE": "satellite"}
+    base["INTERLOCK_AGENT_ENV"] = "SEEN,MODE"
+    agent = f"command:{sys.executable} {tmp_path / 'agent.py'}"
+    assert phase(origin, tmp_path, "work", base, "--agent", agent, "--workdir", str(checkout)).returncode == 0
+    other = tmp_path / "someone"
+    subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(docs), str(other)], check=True)
+    Remote(other).git("commit", "--quiet", "--allow-empty", "-m", "someone else's")
+    Remote(other).git("push", "--quiet", "origin", f"HEAD:refs/heads/{BRANCH}")
+    moved = git(docs, "rev-parse", BRANCH)
+    deliver = phase(origin, tmp_path, "deliver", base, "--remote", str(origin), "--work-result", "success")
+    assert deliver.returncode == 0, deliver.stderr
+    record = state_file(origin, RECORD)
+    assert record["status"] == "failed" and "do not fast-forward" in record["answer"] and SATELLITE in record["answer"]
+    assert git(docs, "rev-parse", BRANCH) == moved and record["satellites"][SATELLITE]["commits"] == 0
+
+
+def test_the_deliver_phase_pushes_satellites_with_the_push_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # README: satellites are pushed with the action's `token` (INTERLOCK_PUSH_TOKEN), at the satellite's own URL
+    from app.agents.base import AgentOutcome
+    from app.engine.record import MissionStatus
+    from app.runner import satellites
+    from app.runner.handoff import Handoff
+
+    (tmp_path / satellites.HANDOFF_FILE).write_text(
+        json.dumps([{"repo": SATELLITE, "base": "a" * 40, "head": "b" * 40}])
+    )
+    made: list[tuple[str | None, str]] = []
+
+    class Seen(Remote):
+        def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin") -> None:
+            made.append((token, remote))
+            super().__init__(workdir, None, remote)
+
+    monkeypatch.setattr(satellites, "Remote", Seen)
+    run = Run.from_journal(
+        subprocess.run(
+            ["git", "--git-dir", str(seed_main(tmp_path, [SATELLITE])), "show", f"{STATE_BRANCH}:{record_path(RUN)}"],
+            capture_output=True,
+        ).stdout
+    )
+    handed = Handoff(1, AgentOutcome(status=MissionStatus.DONE, answer="ok"), "c" * 40, None)
+    pushed = lambda remote, branch, mine, bundle: (mine.outcome, 1)  # noqa: E731
+    _, record = satellites.push_satellites(run, handed, tmp_path, "https://github.com/me/app", PUSH_TOKEN, pushed)
+    assert made == [(PUSH_TOKEN, "https://github.com/octo/docs")] and record[SATELLITE]["commits"] == 1
