@@ -89,7 +89,7 @@ def run_mission(
         satellites.discard(trees)
         landed = {}
     commits = commits_between(tree, before, head_of(tree))
-    git = delivery_state(repo, run.branch, run.base)
+    git = satellites.with_state(delivery_state(repo, run.branch, run.base), run)
     named = role.name if role else None
     meant = None if effect.check is not None else Assignment(call.capability, named, call.model, call.tools)
     call_of = (effect.seq, effect.stage, effect.key)

@@ -10,16 +10,18 @@ mission record lists each satellite's commits, and a new commit in any of them i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.engine.events import GitState
 from app.engine.record import Run
 from app.local.gitops import (
     GitProblem,
     Repo,
     commit_work,
     commits_between,
+    delivery_state,
     discard_changes,
     find_repo,
     head_of,
@@ -100,6 +102,13 @@ def discard(trees: list[SatelliteTree]) -> None:
     """A check commits nothing anywhere (SPEC V7)."""
     for item in trees:
         discard_changes(item.tree)
+
+
+def with_state(git: GitState, run: Run) -> GitState:
+    """The delivery's git state with each satellite's: its run branch against the head it was made from (the
+    branch its folder has checked out), for the decision file (SPEC E2, U7)."""
+    found = tuple((path, delivery_state(_repo(path), run.branch, "HEAD")) for path in run.satellites)
+    return replace(git, satellites=found) if found else git
 
 
 def _repo(path: str) -> Repo:

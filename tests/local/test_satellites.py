@@ -11,6 +11,7 @@ import pytest
 from app.engine.record import Status
 from app.engine.validate import parse_graph
 from app.local.gitops import GitProblem
+from app.store.journal import decision_path
 from tests.helpers import edge, graph, node
 from tests.local.harness import Bench, make_repo
 
@@ -56,9 +57,11 @@ def test_a_commit_in_a_satellite_on_disk_is_progress_and_lands_on_its_run_branch
 
 def test_no_commit_in_the_repository_nor_its_satellite_is_no_progress(tmp_path: Path, monkeypatch: Any) -> None:
     # SPEC P4: the node is re-entered until its visits run out
-    bench, _ = bench_with_docs(tmp_path, monkeypatch, write=False)
+    bench, docs = bench_with_docs(tmp_path, monkeypatch, write=False)
     run = bench.shell().start(ONE, "Write the guide", "", run_id=RUN)
     assert run.status is Status.ESCALATED and run.visits["build"] > 1
+    decision = git_in(bench.folder, "show", f"interlock/state:{decision_path(RUN)}")
+    assert f"- satellite `{docs.resolve()}`: head `" in decision and "files changed: none" in decision  # SPEC E2
 
 
 def test_a_satellite_that_is_no_repository_starts_nothing(tmp_path: Path, monkeypatch: Any) -> None:
