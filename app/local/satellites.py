@@ -16,6 +16,7 @@ from typing import Any
 
 from app.engine.events import GitState
 from app.engine.record import Run
+from app.gitaccess import GitFailed
 from app.local.gitops import (
     GitProblem,
     Repo,
@@ -25,6 +26,7 @@ from app.local.gitops import (
     discard_changes,
     find_repo,
     head_of,
+    remove_worktree,
     worktree,
 )
 
@@ -109,6 +111,25 @@ def with_state(git: GitState, run: Run) -> GitState:
     branch its folder has checked out), for the decision file (SPEC E2, U7)."""
     found = tuple((path, delivery_state(_repo(path), run.branch, "HEAD")) for path in run.satellites)
     return replace(git, satellites=found) if found else git
+
+
+def merged(run: Run) -> bool:
+    """Whether every satellite's run branch is merged into the branch its folder has checked out (SPEC U7: the
+    run is done only when all are merged). A satellite the run never changed has nothing to merge."""
+    for path in run.satellites:
+        try:
+            _repo(path).git("merge-base", "--is-ancestor", f"refs/heads/{run.branch}", "HEAD")
+        except (GitFailed, GitProblem):
+            return False
+    return True
+
+
+def remove_worktrees(run: Run) -> None:
+    """The satellites' worktrees of a run that is done."""
+    for path in run.satellites:
+        repo = find_repo(Path(path))
+        if repo is not None:
+            remove_worktree(repo, run.id)
 
 
 def _repo(path: str) -> Repo:

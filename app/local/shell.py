@@ -369,13 +369,14 @@ class LocalShell:
         if run.status is not Status.AWAITING_MERGE or run.request.origin not in LOCAL_ORIGINS:
             return run
         base_head = merged_into_base(self.repo, run.branch, run.base)
-        if base_head is None:
+        if base_head is None or not satellites.merged(run):  # SPEC U7: done when every repository's is merged
             return run
         event = Merged(key=f"{run.id}/merged/{base_head}", at=missions.now())
         try:
             with self.lock(run.id):
                 run = self.driver.apply(run.id, same_event(event)).run
                 remove_worktree(self.repo, run.id)
+                satellites.remove_worktrees(run)
         except (RunBusy, RunFinished):
             return self.store.load(run.id)
         self.progress.line(f"run {run.id}: {run.branch} was merged into {run.base} ({base_head[:12]}): done")

@@ -194,6 +194,7 @@ def test_the_readme_says_how_satellites_work() -> None:
         "The run is `done` only when all of them are merged",
         "`/interlock deliver owner/name[,owner/name]` counts those satellites as delivered without their merge",
         "`satellites: [../docs]` in the `--config` file names repositories on disk, relative to the run's repository",
+        "every satellite's run branch into the branch that satellite's folder has checked out",
     ):
         assert words in said, words
     assert "`satellites`, `acceptsRequests`" not in text

@@ -69,3 +69,16 @@ def test_a_satellite_that_is_no_repository_starts_nothing(tmp_path: Path, monkey
     with pytest.raises(GitProblem, match=r"the satellite \.\./nowhere .* is not a git repository"):
         bench.shell().start(ONE, "Write the guide", "", run_id=RUN)
     assert f"interlock/{RUN}" not in git_in(bench.folder, "branch", "--list")
+
+
+def test_a_local_run_is_done_only_when_its_satellite_branch_is_merged_too(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC U7, GH6 on disk: the run branch merged into the base is not enough while a satellite's is not
+    bench, docs = bench_with_docs(tmp_path, monkeypatch)
+    shell = bench.shell()
+    run = shell.start(ONE, "Write the guide", "", run_id=RUN)
+    assert run.status is Status.AWAITING_MERGE, run.reason
+    git_in(bench.folder, "branch", "-f", "develop", f"interlock/{RUN}")  # the run's own branch merged
+    assert shell.notice_merge(shell.store.load(RUN)).status is Status.AWAITING_MERGE
+    git_in(docs, "merge", "--quiet", "--ff-only", f"interlock/{RUN}")  # then the satellite's
+    assert shell.notice_merge(shell.store.load(RUN)).status is Status.DONE
+    assert not (docs / ".git" / "interlock" / "worktrees" / RUN).exists()
