@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ ONE = parse_graph(
     graph([node("build", requiresChanges=True, maxVisits=2)], [edge("build", "PASS", "__end__")], entry="build")
 )
 RUN = "r1"
+UP = os.pardir + os.sep  # a satellite beside the run's repository: its folder is named relative to it
 
 
 def bench_with_docs(tmp_path: Path, monkeypatch: Any, write: bool = True) -> tuple[Bench, Path]:
@@ -29,7 +31,7 @@ def bench_with_docs(tmp_path: Path, monkeypatch: Any, write: bool = True) -> tup
         "answer": "Wrote the guide.\nVERDICT: PASS",
         "write": {str(tree / "guide.md"): "# guide\n"} if write else {},
     }
-    return Bench(tmp_path, {"build": step}, monkeypatch, satellites=["../docs"]), docs
+    return Bench(tmp_path, {"build": step}, monkeypatch, satellites=[UP + "docs"]), docs
 
 
 def git_in(folder: Path, *args: str) -> str:
@@ -65,7 +67,7 @@ def test_no_commit_in_the_repository_nor_its_satellite_is_no_progress(tmp_path: 
 
 
 def test_a_satellite_that_is_no_repository_starts_nothing(tmp_path: Path, monkeypatch: Any) -> None:
-    bench = Bench(tmp_path, {}, monkeypatch, satellites=["../nowhere"])
+    bench = Bench(tmp_path, {}, monkeypatch, satellites=[UP + "nowhere"])
     with pytest.raises(GitProblem, match=r"the satellite \.\./nowhere .* is not a git repository"):
         bench.shell().start(ONE, "Write the guide", "", run_id=RUN)
     assert f"interlock/{RUN}" not in git_in(bench.folder, "branch", "--list")
