@@ -81,7 +81,7 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
     run branch starts with an empty commit."""
     code = run.reason.code if run.reason else None
     last = run.missions[-1] if run.missions else None
-    if git is not None and git.conflicts:
+    if git is not None and git.conflicting():
         return "resume", "the run branch conflicts with its base: resolve the conflicts, then resume"
     if code is ReasonCode.MISSION_FAILED:
         return (
@@ -95,7 +95,7 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
         return "resume", "no usable verdict was given; re-run the stage"
     if code is ReasonCode.VISIT_BUDGET_EXHAUSTED:
         passed = last is not None and (last.verdict or "").upper() == PASS
-        if passed and git is not None and git.files_changed:
+        if passed and git is not None and git.has_work():
             return "deliver", "the last judgement passed and the branch changes files: let a person review it"
         if passed and git is not None:
             return "resume", "the last judgement passed, but the branch changes no file: there is nothing to deliver"
@@ -178,6 +178,12 @@ def _git_section(run: Run, git: GitState | None) -> list[str]:
         f"- files changed: {files}{more}",
         f"- conflicts with base: {', '.join(git.conflicts) if git.conflicts else 'none'}",
     ]
+    for repo, state in git.satellites:  # SPEC U7: the satellites' run branches are the delivery too
+        changed = ", ".join(f"`{name}`" for name in state.files_changed[:20]) or "none"
+        lines.append(
+            f"- satellite `{repo}`: head `{state.head[:12] or '?'}`, {state.ahead} commit(s) ahead, files changed: "
+            f"{changed}, conflicts: {', '.join(state.conflicts) or 'none'}"
+        )
     return [*lines, ""]
 
 
@@ -185,7 +191,7 @@ def _alerts_section(run: Run, git: GitState | None) -> list[str]:
     alerts = []
     if git is not None and git.conflicts:
         alerts.append(f"the branch conflicts with `{run.base}` in {len(git.conflicts)} file(s)")
-    if git is not None and not git.files_changed:
+    if git is not None and not git.has_work():
         alerts.append(f"the branch changes no file against `{run.base}`: no work beyond its empty start commit")
     if run.ledger.accepted == 0 and run.ledger.attempts > 0:
         alerts.append(f"{run.ledger.attempts} attempt(s) made and no result accepted")

@@ -23,6 +23,14 @@ class GitState:
     ahead: int = 0
     files_changed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    satellites: tuple[tuple[str, GitState], ...] = ()  # each satellite repository's own state (SPEC U7)
+
+    def has_work(self) -> bool:
+        """Whether the run branch or any satellite's changes files against its base."""
+        return bool(self.files_changed) or any(state.has_work() for _, state in self.satellites)
+
+    def conflicting(self) -> bool:
+        return bool(self.conflicts) or any(state.conflicting() for _, state in self.satellites)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +58,7 @@ class Start(Event):
     upstream: tuple[str, ...] = ()  # the repositories a NEEDS_UPSTREAM request may go to (owner/repo, owner/*)
     team: str = ""  # the team the run belongs to (issue 13); "" where there are no teams
     supervision: bool = False  # a supervision run (SPEC U6): its requests must cite findings
+    satellites: tuple[str, ...] = ()  # the team's other repositories, owner/name, where work may land (SPEC U7)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -292,6 +292,7 @@ class Run(Record):
     advisor: bool = False
     team: str = ""  # the team the run belongs to (issue 13); "" in a journal older than teams
     supervision: bool = False  # a run of its team's `onRunEnd` graph: each request it files cites a finding (U6)
+    satellites: list[str] = field(default_factory=list)  # other repositories its work may land in (SPEC U7)
     links: dict[str, str] = field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
     launch: Launch | None = None  # how a local run was started; None for a run started elsewhere
     relaunches: list[Launch] = field(default_factory=list)  # later overrides, oldest first: the last is in force

@@ -100,6 +100,7 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         advisor=event.advisor,
         team=event.team,
         supervision=event.supervision,
+        satellites=list(event.satellites),
         upstream_allowed=list(event.upstream),
         launch=event.launch,
         applied={event.key: event.at},

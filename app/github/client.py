@@ -261,6 +261,10 @@ class Installation:
         )
         return {"number": int(data["number"]), "node_id": str(data.get("node_id", ""))}
 
+    def edit_pull(self, repo: str, number: int, body: str) -> None:
+        """A pull request's body rewritten: the links between the pull requests of a run (SPEC U7)."""
+        self.call("PATCH", f"/repos/{repo}/pulls/{number}", json={"body": body})
+
     def request_reviewers(self, repo: str, number: int, reviewers: list[str]) -> None:
         if reviewers:
             self.call("POST", f"/repos/{repo}/pulls/{number}/requested_reviewers", json={"reviewers": reviewers})

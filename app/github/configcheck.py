@@ -39,24 +39,6 @@ def check_config(config: RepoConfig, graphsets: GraphSource, library: list[Path]
     found = [ok(FindingCode.REPO_CONFIG, subject, f"valid: {len(teams)} team(s): {names}")]
     for team in teams:
         found += team_findings(team, graphsets, library)
-    return found + not_yet_acted_on(config)
-
-
-# Team keys the App reads and checks but does not act on yet (issue 13, items 6 and 7), with what a person
-# setting one would expect and not get: a setting that silently does nothing must at least say so.
-NOT_YET = {
-    "satellites": "missions do not get these repositories checked out, and no pull request is opened there",
-}
-
-
-def not_yet_acted_on(config: RepoConfig) -> list[Finding]:
-    """A warning for each team key set in the file that the App does not act on yet."""
-    found: list[Finding] = []
-    for name, team in (config.teams or {}).items():
-        for key in sorted(team.model_fields_set & NOT_YET.keys()):
-            alias = type(team).model_fields[key].alias or key
-            subject = f"teams.{name}.{alias}"
-            found.append(warning(FindingCode.REPO_CONFIG, subject, f"not acted on yet: {NOT_YET[key]}", "none yet"))
     return found
 
 

@@ -11,12 +11,12 @@ policy: {maxCalls: 30}
 context: {intact: 2, cut: 4, cut_bytes: 2000}
 prices: {gpt-4o-mini: {input: 0.15, output: 0.6}}  # USD per million tokens, over app/agents/prices.json
 upstream: [acme/lib, acme-tools/*]  # where a NEEDS_UPSTREAM request may go; default: nowhere (SPEC U3, GH9)
+satellites: [../docs]         # other repositories on disk where the work may land (SPEC U7, app/local/satellites.py)
 team:
   roles:
     - {name: dev, capabilities: [coding, testing], agent: codex, model: o4-mini}
     - {name: lead, fullAuthority: true, capabilities: [planning, review], tools: [Read, Grep]}
 concurrency: 1                # runs of the team at once on this machine; left out, no limit (SPEC U5)
-satellites: [../docs]         # the team's other repositories (passed on to the run as written)
 ```
 
 The repository's own file, ``.github/interlock.yml`` with ``teams:``, drives a local run too:
@@ -63,7 +63,7 @@ class LocalConfig(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)  # USD per million tokens, over prices.json
     upstream: list[Annotated[str, Field(pattern=UPSTREAM_PATTERN)]] = Field(default_factory=list)
     concurrency: int | None = Field(None, ge=1)  # runs of the team at once on this machine (app/local/queue.py)
-    satellites: list[str] = Field(default_factory=list)  # the team's other repositories, passed on as written
+    satellites: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)  # folders, from the repo
 
 
 def load_config(path: Path | None) -> LocalConfig:

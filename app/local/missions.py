@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from app.agents.base import AgentCall, AgentOutcome
 from app.agents.spec import agent_from_spec
@@ -20,6 +21,7 @@ from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import Event, GitState, MissionFinished
 from app.engine.prompt import assemble_prompt
 from app.engine.record import MissionKind, MissionStatus, Run
+from app.local import satellites
 from app.local.config import (
     WAYS_TO_NAME_AN_AGENT,
     ConfigError,
@@ -59,7 +61,8 @@ def run_mission(
     tree = worktree(repo, run.branch, run.id)
     before = head_of(tree)
     role = role_for(config, effect.capability)
-    prompt = assemble_prompt(effect.prompt, role)
+    trees = satellites.check_out(run)  # SPEC U7: each satellite's worktree, named in the prompt
+    prompt = assemble_prompt(effect.prompt, role) + satellites.prompt_note(run, trees)
     call = AgentCall(
         prompt=prompt,
         workdir=tree,
@@ -80,13 +83,17 @@ def run_mission(
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
     if effect.check is None:
         commit_work(tree, message)
+        landed = satellites.commit(trees, message)
     else:
         discard_changes(tree)  # SPEC V7: a check commits nothing
+        satellites.discard(trees)
+        landed = {}
     commits = commits_between(tree, before, head_of(tree))
-    git = delivery_state(repo, run.branch, run.base)
+    git = satellites.with_state(delivery_state(repo, run.branch, run.base), run)
     named = role.name if role else None
     meant = None if effect.check is not None else Assignment(call.capability, named, call.model, call.tools)
-    return _finished(run.id, (effect.seq, effect.stage, effect.key), effect.kind, outcome, prompt, commits, git, meant)
+    call_of = (effect.seq, effect.stage, effect.key)
+    return _finished(run.id, call_of, effect.kind, outcome, prompt, commits, git, meant, landed)
 
 
 def _finished(
@@ -98,11 +105,14 @@ def _finished(
     commits: int = 0,
     git: GitState | None = None,
     assignment: Assignment | None = None,
+    landed: dict[str, dict[str, Any]] | None = None,
 ) -> Done:
     """A finished call (``seq``, ``stage``, ``key``): its record (with who was meant to do it), and the event
     made from that record as the GitHub shell makes it from a job's (``app/runner/outcomes.py``)."""
     seq, stage, key = call
     record = mission_record(run_id, seq, stage, kind, outcome, commits, prompt=prompt, assignment=assignment)
+    if landed:
+        record["satellites"] = landed  # SPEC P4: their commits are progress too
     event = outcome_event(kind, record, key, now(), seq, git)
     return Done(event, {mission_path(run_id, seq, stage): encode_json(record)})
 

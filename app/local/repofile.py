@@ -13,7 +13,7 @@ file is a local one (app/local/config.py), read as before. In the repository's f
 - the keys both formats have (base, policy, advisor, prices, upstream) mean the same in both;
 - the run's team (``--team``, else the team whose graphset holds the graph, else the first team, as on
   GitHub) gives the roster whose roles do the missions, its ``concurrency`` (the local queue), its
-  ``satellites`` (passed on), and ``autopilot``: gates approved unless ``gates:`` or ``--gates`` say otherwise;
+  ``satellites`` (``owner/name`` is the folder ``../name``), and ``autopilot``: gates approved unless ``gates:`` or ``--gates`` say otherwise;
 - the GitHub-only keys (trigger_label, graph_label_prefix, permission, workflow, gatekeepers, runners,
   autoAccept, acceptsRequests) are checked and have nothing to act on in a local run;
 - ``extends:`` is refused: it names a GitHub repository, which a local run does not read.
@@ -83,10 +83,16 @@ class RepoFile:
             update={
                 "team": None if team.implicit else team.roster,
                 "concurrency": team.concurrency,
-                "satellites": list(team.satellites),
+                "satellites": [beside(name) for name in team.satellites],
                 "gates": self.local.gates or autopilot,
             }
         )
+
+
+def beside(satellite: str) -> str:
+    """Where a local run finds the satellite ``owner/name`` of the repository's file: the folder ``../name``
+    beside the repository, as several clones in one folder sit (SPEC U7)."""
+    return f"../{satellite.rsplit('/', 1)[-1]}"
 
 
 def is_repository_format(data: dict[str, Any], path: Path) -> bool:

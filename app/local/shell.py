@@ -48,7 +48,7 @@ from app.engine.events import (
 )
 from app.engine.graph import Graph
 from app.engine.record import FINAL, Launch, Run, Status
-from app.local import leftovers, missions
+from app.local import leftovers, missions, satellites
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
     clear_stale_locks,
@@ -119,7 +119,9 @@ class LocalShell:
         branch = f"interlock/{run_id}"
         if self.store.read(record_path(run_id)) is None:  # a start killed before its record: start again
             drop_unused_start(self.repo, branch)
+        found = satellites.resolve(self.config.satellites, self.repo.working_dir)  # SPEC U7
         create_run_branch(self.repo, branch, self.config.base, title)
+        satellites.make_branches(found, branch)
         event = Start(
             key=f"{run_id}/start",
             at=at,
@@ -135,6 +137,7 @@ class LocalShell:
             autopilot=self.gates is GateMode.APPROVE,
             advisor=bool(self.config.advisor),
             upstream=tuple(self.config.upstream),
+            satellites=tuple(found),
         )
         started = self.driver.start(event, graph)
         self.progress.line(f"run {run_id} started on graph {graph.name!r} (branch {branch} from {self.config.base})")
@@ -366,13 +369,14 @@ class LocalShell:
         if run.status is not Status.AWAITING_MERGE or run.request.origin not in LOCAL_ORIGINS:
             return run
         base_head = merged_into_base(self.repo, run.branch, run.base)
-        if base_head is None:
+        if base_head is None or not satellites.merged(run):  # SPEC U7: done when every repository's is merged
             return run
         event = Merged(key=f"{run.id}/merged/{base_head}", at=missions.now())
         try:
             with self.lock(run.id):
                 run = self.driver.apply(run.id, same_event(event)).run
                 remove_worktree(self.repo, run.id)
+                satellites.remove_worktrees(run)
         except (RunBusy, RunFinished):
             return self.store.load(run.id)
         self.progress.line(f"run {run.id}: {run.branch} was merged into {run.base} ({base_head[:12]}): done")

@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from app.agents.base import AgentCall, AgentOutcome
 from app.agents.environment import agent_keys, allowed_environment, parse_names
@@ -33,6 +34,7 @@ from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
 from app.runner.records import Assignment, masked_outcome, mission_record, run_advisor, run_check
 from app.runner.remote import Remote
+from app.runner.satellites import check_out, commit_satellites, main_url, prompt_note, push_satellites
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, numbered, orders_folder, record_path
 
 PROTECTED = (".github/workflows/",)
@@ -125,12 +127,16 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
         raise JobError(f"the run branch `{run.branch}` does not exist")
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
+    bases = check_out(run, settings.workdir, main_url(remote), token)  # SPEC U7: beside the main checkout
+    order = replace(order, prompt=order.prompt + prompt_note(run, settings.workdir))
     handoff.mkdir(parents=True, exist_ok=True)
     outcome = masked_outcome(_work(run, order, settings, env, listed), Redactor(env))  # the hand-off holds none
     remote = Remote(settings.workdir, remote=settings.remote)  # no token from here on: a process the agent left
     head = None  # behind could read it in the environment of the git processes below
     if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and not order.check:
-        remote.commit_all(f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})")
+        message = f"interlock({run.id}): {order.stage} mission #{order.seq} ({order.kind.value})"
+        remote.commit_all(message)
+        commit_satellites(run, settings.workdir, bases, message, handoff)
         head = remote.head()
         if head != base:
             remote.git("update-ref", BUNDLE_REF, head)
@@ -156,11 +162,17 @@ def deliver_phase(
         missing = f"The agent's job ended {work_result or 'unknown'} without handing over its outcome."
         handed = Handoff(order.seq, AgentOutcome(status=MissionStatus.CRASHED, answer=missing), None, None)
     outcome, commits = handed.outcome, 0
+    satellites: dict[str, dict[str, Any]] = {}
     if handed.head is not None:
         outcome, commits = push_work(remote, run.branch, handed, handoff / BUNDLE_FILE)
+    if handed.head is None or commits:  # a refused main push pushes no satellite either
+        mine = replace(handed, outcome=outcome)
+        outcome, satellites = push_satellites(run, mine, handoff, main_url(remote), token, push_work)
     record = mission_record(
         run.id, order.seq, order.stage, order.kind, outcome, commits, redactor=redactor, assignment=assignment(order)
     )
+    if satellites:
+        record["satellites"] = satellites  # SPEC P4: their commits count as progress (app/runner/outcomes.py)
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
     remote.add_files(settings.state_branch, {path: encode_json(record)}, message)

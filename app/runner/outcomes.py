@@ -88,7 +88,7 @@ def mission_event(
         status=status,
         answer="" if record.get("answer") is None else str(record.get("answer")),
         usage=_usage(record.get("usage")),
-        commits=_number(record.get("commits"), int) or 0,
+        commits=(_number(record.get("commits"), int) or 0) + satellite_commits(record),
         session_id=_text(record.get("session_id")),
         exit_code=_number(record.get("exit_code"), int),
         duration_s=_number(record.get("duration_s"), float),
@@ -96,6 +96,15 @@ def mission_event(
         model=_text(record.get("model")),
         git=git,
     )
+
+
+def satellite_commits(record: dict[str, Any]) -> int:
+    """The commits pushed to the run's satellite repositories (SPEC P4, U7): progress as much as the run
+    branch's own. Read leniently like the rest: an entry that is not a count adds nothing."""
+    satellites = record.get("satellites")
+    entries = satellites.values() if isinstance(satellites, dict) else ()
+    counts = (_number(entry.get("commits"), int) for entry in entries if isinstance(entry, dict))
+    return sum(count for count in counts if count is not None and count > 0)
 
 
 def _usage(data: Any) -> Usage:

@@ -11,6 +11,7 @@ from typing import TypedDict
 from app.engine import events as ev
 from app.engine.errors import InterlockError
 from app.engine.record import Run
+from app.webhooks.satellites import deliver
 
 USAGE = (
     "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, "
@@ -49,6 +50,8 @@ def parse_command(body: str, key: str, moment: datetime, by: str) -> MakeEvent:
         return lambda run: ev.RouteChosen(**common, verdict=args[0])
     if verb == "deliver" and not args:
         return lambda run: ev.Deliver(**common)
+    if verb == "deliver":  # SPEC U7: `/interlock deliver owner/name[,owner/name]`, satellites delivered by hand
+        return deliver(args, key, moment, by)
     if verb == "abandon" and not args:
         return lambda run: ev.Abandon(**common)
     if verb == "answer":

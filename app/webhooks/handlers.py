@@ -28,6 +28,8 @@ from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import Waiting, admit, leave, queued_payload, started, tell_places
 from app.webhooks.requests import UPSTREAM_LINK, is_request, label_closed, set_state, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
+from app.webhooks.satellites import SatelliteUnreadable, satellite_closed
+from app.webhooks.satellites import pull_closed as landed
 from app.webhooks.shell import BaseBranchMissing, GitHubRuns
 from app.webhooks.supervision import supervise
 from app.webhooks.team_hold import command as team_command
@@ -151,7 +153,7 @@ class Handlers:
             return Outcome.HANDLED  # SPEC U5: queued, the issue told its place; nothing else is made
         try:
             self._start(runs, delivery, issue, graph, user, earlier, team)
-        except BaseBranchMissing as exc:  # bad configuration: nothing was made, and a redelivery cannot help yet
+        except (BaseBranchMissing, SatelliteUnreadable) as exc:  # bad configuration: nothing was made yet
             log.warning("refused %s: %s", delivery.describe(), exc)
             fix = "Nothing was started; once that is done, redeliver this delivery or label the issue again."
             self._say_once(runs, issue, delivery, f"Interlock cannot start: {exc}. {fix}")
@@ -334,15 +336,17 @@ class Handlers:
         return self._apply(runs, run_id, event)
 
     def pull_closed(self, delivery: Delivery) -> Outcome:
-        """SPEC GH6: merged is done; closed without merge is cancelled."""
+        """SPEC GH6: merged is done; closed without merge is cancelled. With satellites (U7): done when all merged."""
         run_id = self._run_of_pull(delivery)
         if run_id is None:
             return Outcome.IGNORED
         merged = at(delivery.payload, "pull_request", "merged") is True
         moment = when(text_at(delivery.payload, "pull_request", "closed_at"))
         kind = ev.Merged if merged else ev.Closed
-        return self._apply(
-            self.runs(delivery), run_id, lambda run: kind(key=delivery.delivery_id, at=moment, by=delivery.sender or "")
+        closed = kind(key=delivery.delivery_id, at=moment, by=delivery.sender or "")
+        opened = lambda i, repo, default: GitHubRuns(self.app, i, repo, default, self.library)  # noqa: E731
+        return satellite_closed(self.app, delivery, closed, opened, self._apply) or self._apply(
+            self.runs(delivery), run_id, lambda run: landed(run, closed)
         )
 
     def comment_created(self, delivery: Delivery) -> Outcome:

@@ -44,6 +44,7 @@ from app.github.teams import TeamSettings, team_named
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
+from app.webhooks import satellites
 from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.requests import file_request, follow_request
@@ -122,6 +123,7 @@ class GitHubRuns:
         team = team or self.teams()[0]
         run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
+        satellites.make_branches(self.api, team.satellites, branch)  # SPEC U7: a run branch in each
         resumed = not self._create_run_branch(branch, config.base, title)
         comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
         event = Start(
@@ -137,6 +139,7 @@ class GitHubRuns:
             policy=config.policy,
             autopilot=team.autopilot,
             team="" if team.implicit else team.name,
+            satellites=tuple(team.satellites),
             advisor=bool(config.advisor),
             **start_terms(config, team, graph, self.repo),  # upstream, supervision (SPEC U3, U6)
             links={"issue": str(issue), "status_comment": str(comment)},
@@ -224,9 +227,9 @@ class GitHubRuns:
                 if url:
                     jobs[effect.seq] = url
             case OpenPullRequest():
-                run = self._open_pull(run, draft=True)
+                run = satellites.open_pulls(self, self._open_pull(run, draft=True), draft=True)
             case ReadyPullRequest():
-                run = self._ready_pull(run)
+                run = satellites.open_pulls(self, self._ready_pull(run), draft=False)
             case OpenGate():
                 self._request_review(run)
             case PostMessage(text=text) | Escalate(decision=text):

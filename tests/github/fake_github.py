@@ -67,6 +67,7 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/labels"), self._list_labels),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls"), self._list_pulls),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)"), self._get_pull),
+            ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)"), self._edit_pull),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/requested_reviewers"), self._get_reviewers),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews"), self._list_reviews),
             ("GET", re.compile(r"/app"), self._app),
@@ -409,6 +410,13 @@ class FakeGitHub:
     def _get_pull(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
         if int(number) not in self.pulls:
             return httpx.Response(404, json={"message": "Not Found"})
+        return httpx.Response(200, json=self._pull_json(int(number)))
+
+    def _edit_pull(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        pull = self.pulls.get(int(number))
+        if pull is None or pull["repo"] != repo:
+            return httpx.Response(404, json={"message": "Not Found"})
+        pull.update({key: body[key] for key in ("body", "title") if key in body})
         return httpx.Response(200, json=self._pull_json(int(number)))
 
     def _get_reviewers(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:

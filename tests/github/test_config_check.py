@@ -161,17 +161,16 @@ def test_without_credentials_or_an_installation_on_github_it_exits_2(fake: FakeG
     assert absent.returncode == 2 and f"the App is not installed on {REPO}" in absent.stderr
 
 
-def test_a_team_key_the_app_does_not_act_on_yet_is_a_warning_saying_so(tmp_path: Path) -> None:
-    # "every setting does something": until satellites land (issue 13, items 6, 7), a person who sets them is
-    # told they do nothing yet; the keys left out are not mentioned. `concurrency` (SPEC U5,
-    # tests/github/test_team_queue.py) and `autoAccept` (SPEC U4, tests/github/test_requests.py) are acted on
-    more = "\n    concurrency: 2\n    autoAccept: true\n    satellites: [octo/docs]"
+def test_every_team_key_is_acted_on_so_none_is_warned_as_doing_nothing(tmp_path: Path) -> None:
+    # "every setting does something": each team key is acted on now (concurrency, SPEC U5, test_team_queue.py;
+    # autoAccept and acceptsRequests, SPEC U4 U3, test_requests.py; satellites, SPEC U7, test_satellites.py;
+    # onRunEnd, SPEC U6, test_supervision.py), so config check warns of none as "not acted on yet"
+    more = "\n    concurrency: 2\n    autoAccept: true\n    acceptsRequests: true\n    satellites: [octo/docs]"
     config = TEAMS.replace("defaultGraph: small", f"defaultGraph: small{more}")
     checkout(tmp_path, config.replace("defaultGraph: nope", "defaultGraph: feature"))
     (tmp_path / "teams/docs/bad.json").unlink()
     result = check("--file", str(tmp_path / ".github/interlock.yml"), "--json")
     assert result.returncode == 0, result.stdout
     said = {(f["severity"], f["subject"]): f["message"] for f in findings(result)}
-    assert ("warning", "teams.core.concurrency") not in said and ("warning", "teams.core.autoAccept") not in said
-    assert said[("warning", "teams.core.satellites")].startswith("not acted on yet:")
+    assert not [message for message in said.values() if "not acted on" in message], said
     assert not any(subject.startswith("teams.docs.") for _, subject in said)

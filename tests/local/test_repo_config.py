@@ -238,11 +238,22 @@ def test_a_file_that_config_check_accepts_is_one_that_interlock_run_runs(repo: P
     file.write_text(EVERY_KEY)
     checked = interlock(repo, "config", "check", "--file", str(file), in_repo=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    make_repo(repo.parent / "docs")  # SPEC U7: the satellite octo/docs is the clone beside the repository
     record = run(repo)
     assert record["status"] == "awaiting_merge" and marks(repo) == ["core-dev", "core-lead"]
     settings = record["launch"]["settings"]
-    assert settings["satellites"] == ["octo/docs"]  # passed on to the run, for the satellites to act on
+    assert settings["satellites"] == ["../docs"]
+    assert record["satellites"] == [str((repo.parent / "docs").resolve())]
     assert settings["gates"] == "approve" and settings["concurrency"] == 1 and settings["advisor"] == AGENT
+
+
+def test_a_satellite_of_the_repository_file_missing_beside_it_starts_nothing(repo: Path) -> None:
+    # SPEC U7: `owner/name` is looked for at ../name; absent, the run is refused with where it looked
+    (repo / ".github" / "interlock.yml").write_text(EVERY_KEY)
+    result = interlock(repo, "run", "--request", "Do it")
+    assert result.returncode == 2 and "the satellite ../docs" in result.stderr
+    assert "is not a git repository with a commit" in result.stderr
+    assert not (repo / ".git" / "refs" / "heads" / "interlock").exists()
 
 
 def test_which_format_a_file_is_read_in(repo: Path) -> None:
