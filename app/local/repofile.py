@@ -13,7 +13,8 @@ file is a local one (app/local/config.py), read as before. In the repository's f
 - the keys both formats have (base, policy, advisor, prices, upstream) mean the same in both;
 - the run's team (``--team``, else the team whose graphset holds the graph, else the first team, as on
   GitHub) gives the roster whose roles do the missions, its ``concurrency`` (the local queue), its
-  ``satellites`` (``owner/name`` is the folder ``../name``), and ``autopilot``: gates approved unless ``gates:`` or ``--gates`` say otherwise;
+  ``satellites`` (``owner/name`` is the folder ``../name``), and ``autopilot``: gates approved unless
+  ``gates:`` or ``--gates`` say otherwise;
 - the GitHub-only keys (trigger_label, graph_label_prefix, permission, workflow, gatekeepers, runners,
   autoAccept, acceptsRequests) are checked and have nothing to act on in a local run;
 - ``extends:`` is refused: it names a GitHub repository, which a local run does not read.
