@@ -25,7 +25,7 @@ from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
-from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places, waiting_text
+from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
 
@@ -156,12 +156,7 @@ class Handlers:
     def _admitted(self, runs: GitHubRuns, delivery: Delivery, issue: int, team: TeamSettings) -> bool:
         """SPEC U5: whether the trigger may start now; else it waits in the team's queue (once) and is told where."""
         payload = queued_payload(delivery.payload, runs.api.redactor.text)
-        place, added = admit(runs, team, issue, Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload))
-        if place is None:
-            return True
-        if added:
-            runs.api.comment(runs.repo, issue, waiting_text(team, place))
-        return False
+        return admit(runs, team, issue, Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload)) is None
 
     def _queue_moves(self, runs: GitHubRuns, run: Run) -> None:
         """SPEC U5: a run of a team with a limit ended, however it ended: the next waiting triggers start, by the
@@ -173,10 +168,11 @@ class Handlers:
         if team.concurrency is None:
             return
         tried: set[int] = set()
-        while (head := head_to_start(runs, team)) is not None and head.issue not in tried:
+        about = int(run.links.get("issue") or 0) or None  # told if the queue's file cannot be read
+        while (head := head_to_start(runs, team, about)) is not None and head.issue not in tried:
             tried.add(head.issue)
             self.issue_labeled(Delivery("issues", head.delivery, head.payload))
-        tell_places(runs, team)
+        tell_places(runs, team, about)
 
     def issue_unlabeled(self, delivery: Delivery) -> Outcome:
         """SPEC U5: the trigger label removed from a waiting issue takes it out of its team's queue."""
@@ -192,7 +188,7 @@ class Handlers:
         left = False
         for team in runs.teams():
             if team.concurrency is not None and leave(runs, team, issue):
-                tell_places(runs, team)
+                tell_places(runs, team, issue)
                 left = True
         return Outcome.HANDLED if left else Outcome.IGNORED
 
