@@ -28,6 +28,7 @@ from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import Waiting, admit, head_to_start, leave, queued_payload, started, tell_places
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.shell import UPSTREAM_LINK, BaseBranchMissing, GitHubRuns
+from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -353,6 +354,8 @@ class Handlers:
             self._queue_moves(runs, apply_to_issue(runs, issue, delivery.delivery_id, make))
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
+        except GRAPH_ERRORS as exc:
+            raise graph_refused(runs, issue_runs(runs, issue)[-1].id, exc, issue) from None
         return Outcome.HANDLED
 
     def _run_of_pull(self, delivery: Delivery) -> str | None:
@@ -364,6 +367,8 @@ class Handlers:
             run = runs.apply(run_id, make, also=also)
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
+        except GRAPH_ERRORS as exc:  # the run's stored graph cannot be read: told on its issue, answered 422
+            raise graph_refused(runs, run_id, exc) from None
         self._queue_moves(runs, run)
         return Outcome.HANDLED
 
