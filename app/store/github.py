@@ -88,7 +88,10 @@ class GitHubStore:
                 current = None if raw is None else json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError) as exc:
                 raise StateFileUnreadable(path, f"not JSON ({exc})", head) from None
-            wanted = mutate(copy.deepcopy(current))
+            try:
+                wanted = mutate(copy.deepcopy(current))
+            except StateFileUnreadable as exc:  # JSON, but not what its writer writes: said at this head too
+                raise StateFileUnreadable(exc.path, exc.reason, exc.head or head) from None
             if wanted == current:
                 return current
             try:

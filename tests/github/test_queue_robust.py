@@ -78,6 +78,10 @@ def test_a_queue_file_of_the_wrong_shape_at_a_runs_end_loses_nothing(world: Worl
     assert run_of(world, 1).status is Status.CANCELLED and run_of(world, 2) is None
     told = [text for text in said(world, 1) if "cannot read the queue of team `core`" in text]
     assert len(told) == 1 and "running: Input should be a valid list" in told[0]
+    world.fake.commit_file(REPO, STATE, "queues/core.json", '{"running": [], "waiting": "two"}')
+    with pytest.raises(QueueUnreadable):  # broken again, another way: said again, at that state commit
+        world.deliver("issue_comment", abandon_payload(1), delivery="abandon-1")
+    assert len([text for text in said(world, 1) if "cannot read the queue of team `core`" in text]) == 2
     world.fake.commit_file(REPO, STATE, "queues/core.json", good)
     world.deliver("issue_comment", abandon_payload(1), delivery="abandon-1")  # GitHub's redelivery
     assert run_of(world, 2) is not None and queue_file(world)["waiting"] == []
