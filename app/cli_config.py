@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +21,9 @@ from app.github.config import CONFIG_PATH, ConfigInvalid, read_config_data, vali
 from app.github.configcheck import check_config, config_problems, github_graphsets, local_graphsets
 from app.graphset import library_dirs
 from app.inputfile import InputUnreadable, read_input_bytes
+
+if TYPE_CHECKING:
+    from app.github.client import Installation
 
 EXIT_INVALID = 1
 
@@ -37,19 +40,21 @@ def register(cli: typer.Typer) -> None:
             str | None, typer.Option("--repo", metavar="OWNER/NAME", help="Check a repository's file on GitHub.")
         ] = None,
         file: Annotated[
-            Path | None, typer.Option("--file", help=f"Check a file of a checkout (default: ./{CONFIG_PATH}).")
+            Path | None,
+            typer.Option(
+                "--file",
+                help=f"Check a file of a checkout (default: ./{CONFIG_PATH}); with --repo, follow its extends.",
+            ),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
     ) -> None:
         """Validate the configuration and every graph of every graphset its teams attach to, against each
         team's roster: every error at once. Exit 0 when valid, 1 on an error, 2 when it cannot be read."""
-        if repo is not None and file is not None:
-            raise InterlockError("give --repo or --file, not both")
-        if repo is not None:
+        if repo is not None and file is None:
             findings, title = _github(repo), f"interlock config check: {repo} on GitHub"
         else:
             path = file or Path(CONFIG_PATH)
-            findings, title = _local(path), f"interlock config check: {path}"
+            findings, title = _local(path, repo), f"interlock config check: {path}" + (f" as {repo}'s" if repo else "")
         if as_json:
             typer.echo(
                 json.dumps({"ok": not has_errors(findings), "findings": [f.to_json() for f in findings]}, indent=2)
@@ -60,9 +65,11 @@ def register(cli: typer.Typer) -> None:
             raise typer.Exit(EXIT_INVALID)
 
 
-def _local(path: Path) -> list[Finding]:
+def _local(path: Path, repo: str | None) -> list[Finding]:
     """A file of a checkout; its graphsets are folders of the repository it is in (the folder above
-    ``.github/``, else the current folder). ``extends`` is not followed: that needs the App (``--repo``)."""
+    ``.github/``, else the current folder). ``extends`` is followed through the App when ``repo`` names the
+    repository the file is for (its owner completes ``extends: name``); offline it cannot be, and a warning
+    says so."""
     try:
         raw = read_input_bytes(path)
     except InputUnreadable as exc:
@@ -74,22 +81,26 @@ def _local(path: Path) -> list[Finding]:
     except ConfigInvalid as exc:
         return config_problems(exc, subject)
     root = path.resolve().parent.parent if path.resolve().parent.name == ".github" else Path.cwd()
+    if config.extends and repo is not None:
+        from app.github.extends import extend
+
+        api = _installation(repo)
+        try:
+            config = extend(api, repo, data, subject)
+        except ConfigInvalid as exc:
+            return config_problems(exc, subject)
+        return check_config(config, local_graphsets(root, github_graphsets(api, repo, "")), library_dirs(), subject)
     found = check_config(config, local_graphsets(root), library_dirs(), subject)
     if config.extends:
-        fix = "run `interlock config check --repo OWNER/NAME` to check it with what it extends"
-        found.insert(
-            1,
-            warning(
-                FindingCode.REPO_CONFIG, subject, f"extends: {config.extends} is not followed for a local file", fix
-            ),
-        )
+        message = f"extends: {config.extends} cannot be followed offline: only this file was checked"
+        fix = "add --repo OWNER/NAME (the repository the file is for) and the App's credentials to follow it"
+        found.insert(1, warning(FindingCode.REPO_CONFIG, subject, message, fix))
     return found
 
 
-def _github(repo: str) -> list[Finding]:
-    """The repository's file on its default branch, over what it extends, through the App's credentials."""
+def _installation(repo: str) -> Installation:
+    """The App's installation on ``repo``, from its credentials in the environment (as ``doctor --github``)."""
     from app.github.client import GitHubApp
-    from app.github.extends import load_config
     from app.webhooks.settings import SettingsError, settings_from_env
 
     if not REPOSITORY_NAME.match(repo):
@@ -102,7 +113,14 @@ def _github(repo: str) -> list[Finding]:
     installation = app.as_app().repo_installation(repo)
     if installation is None or not isinstance(installation.get("id"), int):
         raise InterlockError(f"the App is not installed on {repo} (or it does not exist): install it, then check again")
-    api = app.installation(installation["id"])
+    return app.installation(installation["id"])
+
+
+def _github(repo: str) -> list[Finding]:
+    """The repository's file on its default branch, over what it extends, through the App's credentials."""
+    from app.github.extends import load_config
+
+    api = _installation(repo)
     branch = (api.repository(repo) or {}).get("default_branch") or "main"
     subject = f"{CONFIG_PATH} on {repo}@{branch}"
     try:

@@ -104,6 +104,7 @@ class RepoConfig(BaseModel):
         if not WORKFLOW_FILE.fullmatch(value) or value.startswith("."):
             raise ValueError("not the file name of a workflow in .github/workflows (like `interlock.yml`)")
         return value
+
     extends: str | None = Field(
         None,
         pattern=EXTENDS_PATTERN,

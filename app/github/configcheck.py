@@ -19,6 +19,7 @@ from app.engine.team import Team
 from app.engine.validate import validate_graph
 from app.github.client import Installation
 from app.github.config import ConfigInvalid, RepoConfig
+from app.github.extends import folder_home, folder_place
 from app.github.teams import TeamSettings
 from app.graphset import MAX_GRAPH_BYTES, find_graph
 from app.inputfile import InputUnreadable, parse_json_text, read_input_bytes
@@ -99,24 +100,30 @@ def _library_graph(label: str, key: str, name: str, library: list[Path], roster:
 
 
 def github_graphsets(api: Installation, repo: str, branch: str) -> GraphSource:
-    """The graph files of a graphset folder on GitHub, read through the App's client."""
+    """The graph files of a graphset folder on GitHub, read through the App's client; a folder an extended file
+    names (``owner/name:folder``) from the default branch of the repository that declared it."""
 
     def read(folder: str) -> dict[str, bytes | str] | None:
-        names = api.folder(repo, folder, branch)
+        place = folder_place(api, repo, branch, folder)
+        if place is None:
+            return None
+        home, path, ref = place
+        names = api.folder(home, path, ref)
         if names is None:
             return None
-        files = {
-            name: api.file(repo, f"{folder.rstrip('/')}/{name}", branch) for name in names if name.endswith(".json")
-        }
+        files = {name: api.file(home, f"{path.rstrip('/')}/{name}", ref) for name in names if name.endswith(".json")}
         return {name: "gone from the branch while reading" if raw is None else raw for name, raw in files.items()}
 
     return read
 
 
-def local_graphsets(root: Path) -> GraphSource:
-    """The graph files of a graphset folder of a checkout, ``root`` being the repository's top folder."""
+def local_graphsets(root: Path, inherited: GraphSource | None = None) -> GraphSource:
+    """The graph files of a graphset folder of a checkout, ``root`` being the repository's top folder; a folder
+    an extended file names is read by ``inherited`` (from GitHub), or is none without it."""
 
     def read(folder: str) -> dict[str, bytes | str] | None:
+        if folder_home(folder)[0] is not None:
+            return inherited(folder) if inherited is not None else None
         where = root / folder
         if not where.is_dir():
             return None

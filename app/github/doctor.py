@@ -23,7 +23,8 @@ from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, error, ok, warning
 from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError, Installation
-from app.github.config import CONFIG_LIMIT, CONFIG_PATH, ConfigInvalid, RepoConfig, parse_config
+from app.github.config import CONFIG_LIMIT, CONFIG_PATH, ConfigInvalid, RepoConfig, read_config_data, validate_config
+from app.github.extends import extend, folder_place
 from app.graphset import SCHEMA_SUFFIX, find_graph
 from app.inputfile import InputUnreadable, parse_json_text, parse_yaml_text
 
@@ -152,12 +153,13 @@ def event_findings(installation: dict[str, Any], events: list[str]) -> list[Find
 
 
 def _config(api: Installation, repo: str, default: str, found: list[Finding]) -> RepoConfig:
-    """The repository's configuration; the defaults (said so) when it is absent or broken, so that the
-    other checks still run."""
+    """The repository's configuration as the App reads it, over what it extends (``extends:``); the defaults
+    (said so) when it is absent or broken, so that the other checks still run."""
     subject = f"{CONFIG_PATH} on {default}"
+    raw = None
     try:
         raw = api.file(repo, CONFIG_PATH, default)
-        config = parse_config(raw)
+        config = extend(api, repo, parse_config_data(raw))
     except ConfigInvalid as exc:
         message = f"{str(exc).removeprefix(CONFIG_PATH + ': ')} (the checks below use the defaults)"
         found.append(error(FindingCode.REPO_CONFIG, subject, message, _config_fix(raw, default)))
@@ -165,8 +167,16 @@ def _config(api: Installation, repo: str, default: str, found: list[Finding]) ->
     except GitHubError as exc:
         found.append(error(FindingCode.REPO_CONFIG, subject, str(exc), "grant the app Contents: read"))
         return RepoConfig()
-    found.append(ok(FindingCode.REPO_CONFIG, subject, "valid" if raw is not None else "absent: the defaults apply"))
+    said = "valid" if raw is not None else "absent: the defaults apply"
+    found.append(ok(FindingCode.REPO_CONFIG, subject, f"{said}, over {config.extends}" if config.extends else said))
     return config
+
+
+def parse_config_data(raw: bytes | None) -> dict[str, Any]:
+    """The file's own data, checked on its own first, so that an error names the repository's file."""
+    data = read_config_data(raw)
+    validate_config(data)
+    return data
 
 
 def _config_fix(raw: bytes | None, default: str) -> str:
@@ -273,15 +283,16 @@ def graph_findings(
     found: list[Finding] = []
     files: list[str] = []
     for folder in config.graphsets:
-        names = api.folder(repo, folder, default)
-        if names is None:
+        place = folder_place(api, repo, default, folder)  # a folder an extended file names: in its repository
+        names = api.folder(*place) if place else None
+        if place is None or names is None:
             if "graphsets" in config.model_fields_set:
                 fix = f"create {folder} with graph files, or remove it from `graphsets:`"
                 found.append(warning(FindingCode.GRAPH, folder, f"no folder {folder} on {default}", fix))
             continue
         for name in sorted(n for n in names if n.endswith(".json") and not n.endswith(SCHEMA_SUFFIX)):
             files.append(f"{folder.rstrip('/')}/{name}")
-            found.append(graph_file_finding(files[-1], api.file(repo, files[-1], default)))
+            found.append(graph_file_finding(files[-1], api.file(place[0], f"{place[1].rstrip('/')}/{name}", place[2])))
     wanted = config.default_graph
     in_repo = [path for path in files if path.rsplit("/", 1)[-1] == f"{wanted}.json"]
     if in_repo:

@@ -8,10 +8,14 @@ an extended file may extend another, and each is read from its repository's defa
 shallow merge, mappings merge key by key (``merge``), so a repository can change one key of a team it inherits.
 A cycle, a chain longer than ``MAX_CHAIN``, a repository the App cannot read and a missing file are
 configuration errors: the caller starts nothing and says why.
+
+A graphset folder an extended file names is a folder of the repository that file is in: it is kept as
+``owner/name:folder`` (the spelling of ``extends:``), and ``folder_home`` says where to read it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple, Protocol
 
 from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, read_config_data, validate_config
@@ -49,18 +53,68 @@ def load_config(api: Reader, repo: str, branch: str) -> RepoConfig:
     each file validated on its own first so that an error names the file it is in."""
     own = read_config_data(api.file(repo, CONFIG_PATH, branch))
     validate_config(own)
-    layers, chain = [own], [Source(repo, CONFIG_PATH)]
+    return extend(api, repo, own)
+
+
+def extend(api: Reader, repo: str, own: dict[str, Any], source: str = CONFIG_PATH) -> RepoConfig:
+    """``own``, the configuration of ``repo`` (already checked on its own), merged over every file it extends
+    (``interlock config check --file F --repo R`` gives a file of a checkout here)."""
+    layers, chain = [own], [Source(repo, source)]
     spec = own.get("extends")
     while isinstance(spec, str):
-        source = source_of(spec, chain[-1].repo.split("/")[0])
-        data = _read_extended(api, chain, source, spec)
-        layers.append(data)
-        chain.append(source)
+        extended = source_of(spec, chain[-1].repo.split("/")[0])
+        data = _read_extended(api, chain, extended, spec)
+        layers.append(with_home(data, extended.repo))
+        chain.append(extended)
         spec = data.get("extends")
     merged: dict[str, Any] = {}
     for data in reversed(layers):  # the most general first; each nearer file over it
         merged = merge(merged, data)
-    return validate_config(merged, f"{CONFIG_PATH} with what it extends")
+    return validate_config(merged, f"{source} with what it extends")
+
+
+INHERITED_FOLDER = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}):(?P<path>.+)$")
+
+
+def with_home(data: dict[str, Any], repo: str) -> dict[str, Any]:
+    """An extended file's data, each graphset folder it names (top-level and per team) as ``repo:folder``, so
+    that its graphs are read from the repository that declared them, not from the one that inherits them."""
+    homed = dict(data)
+
+    def home(folders: Any) -> Any:
+        if not isinstance(folders, list):
+            return folders
+        return [f"{repo}:{f}" if isinstance(f, str) and folder_home(f)[0] is None else f for f in folders]
+
+    if "graphsets" in homed:
+        homed["graphsets"] = home(homed["graphsets"])
+    if isinstance(homed.get("teams"), dict):
+        homed["teams"] = {
+            name: {**team, "graphsets": home(team["graphsets"])}
+            if isinstance(team, dict) and "graphsets" in team
+            else team
+            for name, team in homed["teams"].items()
+        }
+    return homed
+
+
+def folder_home(folder: str) -> tuple[str | None, str]:
+    """The repository a graphset folder belongs to (``None``: the repository whose configuration it is) and its
+    path there."""
+    found = INHERITED_FOLDER.match(folder)
+    return (found["repo"], found["path"]) if found else (None, folder)
+
+
+def folder_place(api: Reader, repo: str, branch: str, folder: str) -> tuple[str, str, str] | None:
+    """Where a graphset folder's files are read: ``(repository, path, branch)``, an inherited folder on its own
+    repository's default branch; ``None`` when the App cannot read that repository."""
+    home, path = folder_home(folder)
+    if home is None:
+        return repo, folder, branch
+    info = api.repository(home)
+    if info is None or not isinstance(info.get("default_branch"), str):
+        return None
+    return home, path, info["default_branch"]
 
 
 def _read_extended(api: Reader, chain: list[Source], source: Source, spec: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from app.engine.errors import InterlockError
 from app.engine.graph import Graph
 from app.engine.validate import validate_graph
 from app.github.client import Installation
+from app.github.extends import folder_place
 from app.graphset import find_graph
 from app.inputfile import InputUnreadable, parse_json_text
 
@@ -20,7 +21,8 @@ def repo_graph(api: Installation, repo: str, branch: str, name: str, folders: li
     """The graph named ``name``, with its errors and the folder it came from (``None``: the library), which
     says whose it is: the team whose graphset holds it."""
     for folder in folders:
-        raw = api.file(repo, f"{folder.rstrip('/')}/{name}.json", branch)
+        place = folder_place(api, repo, branch, folder)  # a folder an extended file names: in its repository
+        raw = api.file(place[0], f"{place[1].rstrip('/')}/{name}.json", place[2]) if place else None
         if raw is not None:
             try:  # read with a file's limits (app/inputfile.py): a deep one is no RecursionError
                 outcome = validate_graph(parse_json_text(f"{folder}/{name}.json", raw))

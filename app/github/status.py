@@ -2,14 +2,18 @@
 
 It shows the graph with the current node marked, the status and stage, visits against budgets, the
 budget used, the missions with links to their job logs, and what a person must do now — in the words of
-the comment commands, so the next step is one reply away.
+the comment commands, so the next step is one reply away. Each mission shows capability → role → agent → model
+as the local journey does (SPEC W2), ``fallback`` where no role named an agent and the job ran the workflow's
+``agent`` input, so a plan that meant a small model and got the default shows it.
 """
 
 from __future__ import annotations
 
 from app.engine.graph import END, Graph
+from app.engine.kinds import MissionKind
 from app.engine.mermaid import draw_mermaid
-from app.engine.record import FINAL, Run, Status
+from app.engine.record import FINAL, MissionSummary, Run, Status
+from app.engine.team import Team
 
 MARKER = "<!-- interlock:status run={run_id} -->"
 HELD_TEAM, HELD_BY = "held_team", "held_by"  # the run's links while its team is stopped (SPEC H4)
@@ -29,7 +33,8 @@ NEXT_STEP = {
 }
 
 
-def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None) -> str:
+def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None, roster: Team | None = None) -> str:
+    """The comment's body; ``roster`` is the roster of the run's team (``None``: the implicit team, no roles)."""
     urls = {**{int(k.split(":", 1)[1]): v for k, v in run.links.items() if k.startswith("job:")}, **(job_urls or {})}
     lines = [MARKER.format(run_id=run.id), f"### Interlock run `{run.id}` — {run.status.value}", ""]
     stage = "the end" if run.stage == END else f"`{run.stage}`"
@@ -55,14 +60,38 @@ def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
     if run.missions:
         lines += [
-            "| # | stage | kind | visit | status | verdict | log |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
+            "| # | stage | kind | visit | status | verdict | capability → role → agent → model | log |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for mission in run.missions:
             status = mission.status.value if mission.status else "running"
             log = f"[job]({urls[mission.seq]})" if mission.seq in urls else ""
             lines.append(
                 f"| {mission.seq} | {mission.stage} | {mission.kind.value} | {mission.visit} | {status} | "
-                f"{mission.verdict or ''} | {log} |"
+                f"{mission.verdict or ''} | {done_by(mission, graph, roster)} | {log} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def done_by(mission: MissionSummary, graph: Graph, team: Team | None) -> str:
+    """capability → role → agent → model of one mission (SPEC W2): the role the team gives the node's capability
+    (as the order named it), the agent that ran (the role's while the job runs; ``fallback`` when no role named
+    one, so the job ran the workflow's ``agent`` input) and the model (the one asked, when the run used another)."""
+    if mission.kind is MissionKind.CHECK:
+        return "the node's check command"
+    role = None
+    parts: list[str] = []
+    if mission.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and graph.has_stage(mission.stage):
+        capability = graph.node(mission.stage).capability
+        role = team.assignee(capability) if team is not None else None
+        parts = [capability, role.name if role is not None else "no role"]
+    if role is not None and role.agent:
+        agent = mission.agent or role.agent
+    else:
+        agent = f"{mission.agent} (fallback)" if mission.agent else "fallback"
+    asked = role.model if role is not None else None
+    if mission.model and asked and mission.model != asked:
+        model = f"{mission.model} (asked {asked})"
+    else:
+        model = mission.model or (f"{asked} (not reported)" if asked and mission.status else asked) or "agent's default"
+    return " → ".join([*parts, agent, model])

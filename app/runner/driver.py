@@ -36,6 +36,16 @@ GRAPH_CACHE: dict[str, Graph] = {}  # content hash -> graph: a run's stored grap
 GRAPH_CACHE_SIZE = 256
 
 
+class StoredGraphUnreadable(InterlockError):
+    """The graph stored with a run is missing or is not JSON (the state branch was rewritten): the run's events
+    are refused, nothing changed, and a shell says which file to restore."""
+
+    def __init__(self, run_id: str, path: str, message: str) -> None:
+        self.run_id = run_id
+        self.path = path
+        super().__init__(message)
+
+
 def same_event(event: Event) -> Callable[[Run], Event]:
     """For ``apply``: an event made once, that every retry re-applies as it is (never re-keyed from the
     version a retry reads, so that a duplicate is recognised as one)."""
@@ -118,12 +128,14 @@ class RunDriver:
         path = graph_path(run.id)
         data = self.store.read(path)
         if data is None:
-            raise InterlockError(f"run {run.id} has no stored graph ({path})")
+            raise StoredGraphUnreadable(run.id, path, f"run {run.id} has no stored graph ({path})")
         try:  # the journal is a branch anyone with push access can rewrite: read it like any input (issue 11)
             stored = parse_json_text(path, data)
         except InputUnreadable as exc:
-            raise InterlockError(f"the stored graph of run {run.id} cannot be read: {exc}") from None
-        graph = parse_graph(stored, source=path)
+            raise StoredGraphUnreadable(
+                run.id, path, f"the stored graph of run {run.id} cannot be read: {exc}"
+            ) from None
+        graph = parse_graph(stored, source=path)  # GraphInvalid (naming the path) when it is JSON but no graph
         if graph.content_hash() != run.graph_hash:  # rewritten since the start: this run's, never another's
             return graph
         GRAPH_CACHE[run.graph_hash] = graph

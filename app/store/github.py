@@ -4,23 +4,35 @@ A save is three calls: a tree built on the head that was read (file contents inl
 parent is that head, and a fast-forward-only update of the branch. If another writer moved the branch
 since it was read, the update is not a fast-forward and fails with 422: the caller re-reads and re-applies
 its event (SPEC J2). Nothing is written in place, so a failure at any step leaves the old record.
+``write_json_cas`` writes any other JSON file of the branch the same way (a team's queue, for one).
 https://docs.github.com/en/rest/git/refs#update-a-reference
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any
 
-from pydantic import BaseModel
-
-from app.engine.errors import RunNotFound, VersionConflict
+from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.github.client import Installation, RefConflict
 from app.store.journal import STATE_BRANCH, encode_record, record_path
 
 TREE_CACHE = 32
+CAS_ATTEMPTS = 5  # re-reads of a file another writer changed first, before the caller is told (VersionConflict)
+
+
+class StateFileUnreadable(InterlockError):
+    """A file of the state branch that is not what its writer writes (edited by hand, cut short): reported, never
+    overwritten, so that what it held can still be recovered from it or from the branch's history."""
+
+    def __init__(self, path: str, reason: str, head: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.head = head  # the state commit it was read at
+        super().__init__(f"{path} on the state branch cannot be read: {reason}")
 
 
 class GitHubStore:
@@ -55,23 +67,54 @@ class GitHubStore:
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
         head = self._head_for(run, expected)
         changes = {record_path(run.id): encode_record(run), **(files or {})}
+        text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
+        try:
+            commit = self._commit(head, changes, text)
+        except RefConflict:
+            latest = self.find(run.id)
+            raise VersionConflict(run.id, expected, latest.version if latest else None) from None
+        self.heads[run.id] = commit
+
+    def write_json_cas(self, path: str, mutate: Callable[[Any], Any], message: str) -> Any:
+        """``mutate`` applied to the JSON file at ``path`` (``None`` when absent) with compare-and-swap: it gets
+        a copy of the value read at the branch's head and returns the value to store; on a conflict (another
+        writer moved the branch) the file is re-read and ``mutate`` called again, so the last call saw what was
+        stored. Returns the value as stored, or as read when ``mutate`` changed nothing (then nothing is
+        written). A file that is not JSON raises ``StateFileUnreadable`` and is left as it is."""
+        for _ in range(CAS_ATTEMPTS):
+            head = self.api.ref(self.repo, self.branch)
+            raw = self.api.file(self.repo, path, head) if head else None
+            try:
+                current = None if raw is None else json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                raise StateFileUnreadable(path, f"not JSON ({exc})", head) from None
+            try:
+                wanted = mutate(copy.deepcopy(current))
+            except StateFileUnreadable as exc:  # JSON, but not what its writer writes: said at this head too
+                raise StateFileUnreadable(exc.path, exc.reason, exc.head or head) from None
+            if wanted == current:
+                return current
+            try:
+                self._commit(head, {path: (json.dumps(wanted, indent=2, sort_keys=True) + "\n").encode()}, message)
+            except RefConflict:
+                continue
+            return wanted
+        raise VersionConflict(path, None, None)  # the caller's delivery fails; its redelivery tries again
+
+    def _commit(self, head: str | None, changes: dict[str, bytes], message: str) -> str:
+        """The files committed on ``head`` and the branch moved to it, fast-forward only (``RefConflict``)."""
         entries = [
             {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}
             for path, data in changes.items()
         ]
         tree = self.api.tree(self.repo, entries, self._tree_of(head) if head else None)
-        text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
-        commit = self.api.commit(self.repo, text, tree, [head] if head else [])
-        try:
-            if head is None:
-                self.api.create_ref(self.repo, self.branch, commit)
-            else:
-                self.api.update_ref(self.repo, self.branch, commit)
-        except RefConflict:
-            latest = self.find(run.id)
-            raise VersionConflict(run.id, expected, latest.version if latest else None) from None
-        self.heads[run.id] = commit
+        commit = self.api.commit(self.repo, message, tree, [head] if head else [])
+        if head is None:
+            self.api.create_ref(self.repo, self.branch, commit)
+        else:
+            self.api.update_ref(self.repo, self.branch, commit)
         self._remember_tree(commit, tree)
+        return commit
 
     def _head_for(self, run: Run, expected: int | None) -> str | None:
         """The head to build on: the one the record was read from, or for a new run the branch's current head
@@ -102,36 +145,3 @@ class GitHubStore:
             return self.fetched[path]
         head = self.api.ref(self.repo, self.branch)
         return self.api.file(self.repo, path, head) if head else None
-
-
-Model = TypeVar("Model", bound=BaseModel)
-ATTEMPTS = 5
-
-
-def change_json(
-    api: Installation, repo: str, path: str, kind: type[Model], edit: Callable[[Model], Model], message: str
-) -> Model:
-    """``edit`` applied to the JSON file ``path`` of the state branch with compare-and-swap, the one writer of the
-    service's small shared files (a team's queue, a team's hold): a commit on the head that was read and a
-    fast-forward-only update of the branch, re-read and re-applied when another writer (another delivery,
-    another service replica) moved it first. The file as saved, or as read when ``edit`` changed nothing."""
-    for _ in range(ATTEMPTS):
-        head = api.ref(repo, STATE_BRANCH)
-        data = api.file(repo, path, head) if head else None
-        read = kind.model_validate_json(data) if data else kind()
-        edited = edit(read.model_copy(deep=True))
-        if edited == read:
-            return read
-        text = json.dumps(edited.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-        entry = {"path": path, "mode": "100644", "type": "blob", "content": text}
-        tree = api.tree(repo, [entry], api.commit_tree(repo, head) if head else None)
-        commit = api.commit(repo, message, tree, [head] if head else [])
-        try:
-            if head is None:
-                api.create_ref(repo, STATE_BRANCH, commit)
-            else:
-                api.update_ref(repo, STATE_BRANCH, commit)
-        except RefConflict:
-            continue
-        return edited
-    raise VersionConflict(path, None, None)  # the delivery fails; its redelivery tries again

@@ -31,6 +31,7 @@ from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.satellites import SatelliteUnreadable, satellite_closed
 from app.webhooks.satellites import pull_closed as landed
 from app.webhooks.shell import BaseBranchMissing, GitHubRuns
+from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
 from app.webhooks.supervision import supervise
 from app.webhooks.team_hold import command as team_command
 from app.webhooks.team_hold import is_stopped, is_team_command, queue_terms, refuse_while_stopped, start_waiting
@@ -168,13 +169,10 @@ class Handlers:
     def _admitted(self, runs: GitHubRuns, delivery: Delivery, issue: int, team: TeamSettings, held: bool) -> bool:
         """SPEC U5: whether the trigger may start now; else it waits in the team's queue (once) and is told where."""
         payload = queued_payload(delivery.payload, runs.api.redactor.text)
-        queued_as, words = queue_terms(team, held)
+        queued_as, words = queue_terms(team, held)  # a stopped team queues every trigger (SPEC H4)
         entry = Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload)
-        place, added = admit(runs, queued_as, issue, entry)
-        if place is None:
+        if admit(runs, queued_as, issue, entry, lambda place: words(team, place)) is None:
             return True
-        if added:
-            runs.api.comment(runs.repo, issue, words(team, place))
         if is_request(at(delivery.payload, "issue") or {}, self.app_slug):
             set_state(runs.api, runs.repo, issue, "accepted")  # SPEC U3: accepted, waiting for its turn
         return False
@@ -187,8 +185,9 @@ class Handlers:
             return
         supervise(self, runs, run)  # SPEC U6: the teams that set `onRunEnd` supervise it
         team = runs.team_of(run)
+        about = int(run.links.get("issue") or 0) or None  # told if the queue's file cannot be read
         if team.concurrency is not None:  # a stopped team's head queues again (SPEC H4): nothing starts
-            start_waiting(runs, team, self.issue_labeled)
+            start_waiting(runs, team, self.issue_labeled, about)
 
     def issue_unlabeled(self, delivery: Delivery) -> Outcome:
         """SPEC U5: the trigger label removed from a waiting issue takes it out of its team's queue."""
@@ -204,7 +203,7 @@ class Handlers:
         left = False
         for team in runs.teams():
             if team.concurrency is not None and leave(runs, team, issue):
-                tell_places(runs, team)
+                tell_places(runs, team, issue)
                 left = True
         return Outcome.HANDLED if left else Outcome.IGNORED
 
@@ -374,6 +373,8 @@ class Handlers:
             self._queue_moves(runs, apply_to_issue(runs, issue, delivery.delivery_id, make))
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
+        except GRAPH_ERRORS as exc:
+            raise graph_refused(runs, issue_runs(runs, issue)[-1].id, exc, issue) from None
         return Outcome.HANDLED
 
     def _run_of_pull(self, delivery: Delivery) -> str | None:
@@ -385,6 +386,8 @@ class Handlers:
             run = runs.apply(run_id, make, also=also)
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
+        except GRAPH_ERRORS as exc:  # the run's stored graph cannot be read: told on its issue, answered 422
+            raise graph_refused(runs, run_id, exc) from None
         self._queue_moves(runs, run)
         start_accepted(runs, run, self.app_slug, self.issue_labeled)  # SPEC U4: to a team that auto-accepts
         return Outcome.HANDLED

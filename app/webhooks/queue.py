@@ -1,24 +1,40 @@
 """A team's queue on GitHub (SPEC U5): a team runs at most ``concurrency`` live runs at once; a further trigger
 waits in ``queues/<team>.json`` on the state branch, in order, and starts when a run of the team ends.
 
-The file is changed like a run record, with compare-and-swap (``change_json`` of ``app/store/github.py``): re-read
-and re-applied when another writer (another delivery, another service replica) moved the state branch first.
-``running`` lists the issues holding a place among the running; an issue whose latest run has ended, or that never
-got one (its start failed), gives its place back the next time the file is read, so a crash loses no slot. A
-waiting trigger leaves the queue only once its run has started: a failed start keeps it at the head.
+The file is changed with compare-and-swap (``GitHubStore.write_json_cas``): a commit on the head that was read and
+a fast-forward-only update of the branch, re-read and re-applied when another writer (another delivery, another
+service replica) moved it first. A message is posted only after the write that decided it won, so a replica
+that lost the race posts nothing, and the file keeps what each issue was told, so a redelivery posts it never
+again. ``running`` lists the issues holding a place among the running: a run holds its place until it ends
+(done or cancelled); a failed, stopped or escalated run can be resumed, so it keeps its place. An issue whose
+latest run has ended, or that never got one (its start failed), gives its place back the next time the file is
+read, so a crash loses no slot. A waiting trigger leaves the queue only once its run has started: a failed start
+keeps it at the head. A file that cannot be read is left as it is: the delivery is refused (422, redeliver it
+once the file is fixed) and the issue concerned is told which file and how to fix it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from app.github.config import ConfigInvalid
 from app.github.teams import TeamSettings
-from app.store.github import change_json
+from app.store.github import StateFileUnreadable
+from app.store.journal import STATE_BRANCH
 from app.webhooks.issue_runs import issue_runs
 from app.webhooks.shell import GitHubRuns
+
+QUEUED_LABEL = "interlock:queued"  # on an issue while it waits in its team's queue
+log = logging.getLogger("interlock.webhooks")
+
+
+class QueueUnreadable(ConfigInvalid):
+    """A team's queue file is not what Interlock writes: refused like a bad configuration (422, nothing changed,
+    redelivered once a person fixed it), not a failure of GitHub (5xx)."""
 
 
 class Waiting(BaseModel):
@@ -42,9 +58,56 @@ def queue_path(team: TeamSettings) -> str:
     return f"queues/{team.name}.json"
 
 
-def change(runs: GitHubRuns, team: TeamSettings, edit: Callable[[TeamQueue], TeamQueue]) -> TeamQueue:
-    """``edit`` applied to the queue with compare-and-swap; the queue as saved (or as read, when unchanged)."""
-    return change_json(runs.api, runs.repo, queue_path(team), TeamQueue, edit, f"interlock: queue of team {team.name}")
+def change(
+    runs: GitHubRuns, team: TeamSettings, edit: Callable[[TeamQueue], TeamQueue], about: int | None = None
+) -> tuple[TeamQueue, TeamQueue]:
+    """``edit`` applied to the queue with compare-and-swap: the queue as read by the attempt that won, and as
+    saved (or as read, when unchanged). An unreadable file refuses the delivery, ``about`` (the issue whose event
+    it is) told why."""
+    path = queue_path(team)
+    seen: list[TeamQueue] = []
+
+    def mutate(value: Any) -> Any:
+        try:
+            read = TeamQueue.model_validate(value) if value is not None else TeamQueue()
+        except ValidationError as exc:
+            raise StateFileUnreadable(path, f"not a queue ({exc.error_count()} problem(s): {_first(exc)})") from None
+        seen[:] = [read]
+        edited = edit(read.model_copy(deep=True))
+        return None if value is None and edited == read else edited.model_dump()  # no file for an empty queue
+
+    try:
+        saved = runs.store.write_json_cas(path, mutate, f"interlock: queue of team {team.name}")
+    except StateFileUnreadable as exc:
+        raise _refused(runs, team, exc, about) from None
+    return seen[0], TeamQueue.model_validate(saved) if saved is not None else TeamQueue()
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(str(part) for part in error['loc']) or 'the whole file'}: {error['msg']}"
+
+
+def _refused(runs: GitHubRuns, team: TeamSettings, exc: StateFileUnreadable, about: int | None) -> QueueUnreadable:
+    """The log line and the issue's comment (once per state commit) for a queue file that cannot be read."""
+    text = unreadable_text(runs.repo, team, exc)
+    log.warning("queue of team %s in %s: %s", team.name, runs.repo, exc)
+    if about is not None:
+        mark = f"<!-- interlock:queue-unreadable path={exc.path} head={exc.head} -->"
+        if not any(mark in comment["body"] for comment in runs.api.issue_comments(runs.repo, about)):
+            runs.api.comment(runs.repo, about, f"{text}\n\n{mark}")
+    return QueueUnreadable(text)
+
+
+def unreadable_text(repo: str, team: TeamSettings, exc: StateFileUnreadable) -> str:
+    return (
+        f"Interlock cannot read the queue of team `{team.name}`: `{exc.path}` on the `{STATE_BRANCH}` branch of "
+        f"{repo} is {exc.reason}. Nothing was "
+        "changed, and the file is left as it is. To fix it, restore the file from the branch's history "
+        f"(`git log {STATE_BRANCH} -- {exc.path}`) or correct it by hand: "
+        '`{"running": [issue numbers], "waiting": [{"issue": N, "delivery": "...", "payload": {...}, "told": N}]}`'
+        "; then redeliver the failed delivery (`interlock redeliver`)."
+    )
 
 
 def still_running(runs: GitHubRuns, issue: int) -> bool:
@@ -52,49 +115,57 @@ def still_running(runs: GitHubRuns, issue: int) -> bool:
     return bool(found) and runs.is_live(found[-1])
 
 
-def admit(runs: GitHubRuns, team: TeamSettings, issue: int, entry: Waiting) -> tuple[int | None, bool]:
+def admit(
+    runs: GitHubRuns, team: TeamSettings, issue: int, entry: Waiting, words: Callable[[int], str] | None = None
+) -> int | None:
     """``None``: the issue takes a running place now (a free place, and no one waiting before it); else its place
-    in the queue, where it is added once (a redelivery or a second label does not queue it twice), and whether
-    this call added it."""
+    in the queue, where it is added once (a redelivery or a second label does not queue it twice). An issue
+    this call added is told its place (``words``, by default the queue's own) and labelled ``interlock:queued``,
+    after the write that added it won."""
     assert team.concurrency is not None
-    limit, added = team.concurrency, [False]
+    limit = team.concurrency
 
     def edit(queue: TeamQueue) -> TeamQueue:
-        added[0] = False
         queue.running = [n for n in queue.running if n != issue and still_running(runs, n)]
         first = queue.waiting[0].issue if queue.waiting else issue
         if len(queue.running) < limit and first == issue:
             queue.running.append(issue)
         elif queue.place(issue) is None:
             queue.waiting.append(entry.model_copy(update={"told": len(queue.waiting) + 1}))
-            added[0] = True
         return queue
 
-    saved = change(runs, team, edit)
-    return (None, False) if issue in saved.running else (saved.place(issue), added[0])
+    read, saved = change(runs, team, edit, about=issue)
+    place = None if issue in saved.running else saved.place(issue)
+    if place is not None and read.place(issue) is None:
+        runs.api.comment(runs.repo, issue, words(place) if words else waiting_text(team, place))
+        runs.api.add_labels(runs.repo, issue, [QUEUED_LABEL])
+    return place
 
 
 def started(runs: GitHubRuns, team: TeamSettings, issue: int) -> None:
-    """The issue's run started: it leaves the waiting line."""
+    """The issue's run started: it leaves the waiting line, and loses its ``interlock:queued`` label."""
 
     def edit(queue: TeamQueue) -> TeamQueue:
         queue.waiting = [entry for entry in queue.waiting if entry.issue != issue]
         return queue
 
-    change(runs, team, edit)
+    read, _ = change(runs, team, edit, about=issue)
+    if read.place(issue) is not None:
+        runs.api.remove_label(runs.repo, issue, QUEUED_LABEL)
 
 
 def leave(runs: GitHubRuns, team: TeamSettings, issue: int) -> bool:
     """An issue unlabelled or closed while waiting leaves the queue; whether it was waiting."""
-    before = change(runs, team, lambda queue: queue)
+    before, _ = change(runs, team, lambda queue: queue, about=issue)
     if before.place(issue) is None:
         return False
     started(runs, team, issue)
     return True
 
 
-def head_to_start(runs: GitHubRuns, team: TeamSettings) -> Waiting | None:
-    """The first waiting trigger when a running place is free (ended runs give theirs back), else ``None``."""
+def head_to_start(runs: GitHubRuns, team: TeamSettings, about: int | None = None) -> Waiting | None:
+    """The first waiting trigger when a running place is free (ended runs give theirs back), else ``None``.
+    A run that failed, stopped or escalated is still live (it can be resumed): it keeps its place (SPEC U5)."""
     assert team.concurrency is not None
     limit = team.concurrency
 
@@ -102,21 +173,25 @@ def head_to_start(runs: GitHubRuns, team: TeamSettings) -> Waiting | None:
         queue.running = [n for n in queue.running if still_running(runs, n)]
         return queue
 
-    queue = change(runs, team, edit)
+    _, queue = change(runs, team, edit, about)
     return queue.waiting[0] if queue.waiting and len(queue.running) < limit else None
 
 
-def tell_places(runs: GitHubRuns, team: TeamSettings) -> None:
-    """Each waiting issue whose place changed is told its new one, once."""
+def tell_places(runs: GitHubRuns, team: TeamSettings, about: int | None = None) -> None:
+    """Each waiting issue whose place changed is told its new one, once: the file records the place told, and
+    the comments are posted only after that write won, so a replica that lost the race, or a redelivery,
+    posts none."""
 
     def edit(queue: TeamQueue) -> TeamQueue:
         for place, entry in enumerate(queue.waiting, 1):
-            if entry.told != place:
-                runs.api.comment(runs.repo, entry.issue, waiting_text(team, place))
-                entry.told = place
+            entry.told = place
         return queue
 
-    change(runs, team, edit)
+    read, saved = change(runs, team, edit, about)
+    told = {entry.issue: entry.told for entry in read.waiting}
+    for place, entry in enumerate(saved.waiting, 1):
+        if told.get(entry.issue) != place:
+            runs.api.comment(runs.repo, entry.issue, waiting_text(team, place))
 
 
 def waiting_text(team: TeamSettings, place: int) -> str:

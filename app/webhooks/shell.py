@@ -384,7 +384,7 @@ class GitHubRuns:
         comment = run.links.get("status_comment")
         if not comment:
             return
-        body = render_status(run, graph, jobs)
+        body = render_status(run, graph, jobs, self._roster(run))
         if seen is not None and seen.comment_body(int(comment)) == self.api.shown(body):
             return
         self.api.edit_comment(self.repo, int(comment), body)

@@ -29,7 +29,6 @@ from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import Run, Status
 from app.github.status import HELD_BY, HELD_TEAM
 from app.github.teams import TeamSettings, TeamUnknown, labelled_team
-from app.store.github import change_json
 from app.store.journal import RUNS_FOLDER, STATE_BRANCH
 from app.webhooks.commands import CommandError
 from app.webhooks.delivery import Delivery, list_at, text_at
@@ -149,7 +148,14 @@ class Act:
 
     def _change(self, edit: Callable[[TeamHold], TeamHold]) -> TeamHold:
         message = f"interlock: team {self.team.name} stop/start"
-        return change_json(self.runs.api, self.runs.repo, hold_path(self.team), TeamHold, edit, message)
+
+        def mutate(value: Any) -> Any:
+            read = TeamHold.model_validate(value) if value is not None else TeamHold()
+            edited = edit(read.model_copy(deep=True))
+            return value if edited == read else edited.model_dump(mode="json")
+
+        saved = self.runs.store.write_json_cas(hold_path(self.team), mutate, message)
+        return TeamHold.model_validate(saved) if saved is not None else TeamHold()
 
     def _record(self, stopped: bool) -> TeamHold | None:
         """The stop file with this command applied; ``None`` when it changes nothing (a redelivery after a later
@@ -246,19 +252,20 @@ class Act:
         return f"@{self.user} team `{self.team.name}` is {state} already; nothing changed."
 
 
-def start_waiting(runs: GitHubRuns, team: TeamSettings, start_trigger: StartTrigger) -> None:
+def start_waiting(runs: GitHubRuns, team: TeamSettings, start_trigger: StartTrigger, about: int | None = None) -> None:
     """The queued triggers start by the label's own start path, up to the team's concurrency (all of them for a
-    team without a limit); the others are told their places."""
+    team without a limit); the others are told their places. ``about``: the issue told if the queue's file
+    cannot be read."""
     if team.concurrency is None:
-        for entry in list(change(runs, team, lambda queue: queue).waiting):
+        for entry in list(change(runs, team, lambda queue: queue, about)[1].waiting):
             start_trigger(Delivery("issues", entry.delivery, entry.payload))
             started(runs, team, entry.issue)
         return
     tried: set[int] = set()
-    while (head := head_to_start(runs, team)) is not None and head.issue not in tried:
+    while (head := head_to_start(runs, team, about)) is not None and head.issue not in tried:
         tried.add(head.issue)
         start_trigger(Delivery("issues", head.delivery, head.payload))
-    tell_places(runs, team)
+    tell_places(runs, team, about)
 
 
 def live_runs(runs: GitHubRuns, team: TeamSettings) -> Iterator[Run]:

@@ -178,4 +178,4 @@ def test_the_readme_says_how_queues_work() -> None:
     text = " ".join((ROOT / "README.md").read_text().split())
     assert "A team runs at most `concurrency` live runs at once (default 1)." in text
     assert "The implicit team of a file without `teams:` is not limited, as before teams," in text
-    assert "`interlock config check` warns" in text and "`concurrency`, `satellites`" not in text
+    assert "Every key is acted on:" in text and "does not act on it yet" not in text
