@@ -23,6 +23,7 @@ file is a local one (app/local/config.py), read as before. In the repository's f
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,7 @@ class RepoFile:
 def beside(satellite: str) -> str:
     """Where a local run finds the satellite ``owner/name`` of the repository's file: the folder ``../name``
     beside the repository, as several clones in one folder sit (SPEC U7)."""
-    return f"../{satellite.rsplit('/', 1)[-1]}"
+    return str(Path(os.pardir) / satellite.rsplit("/", 1)[-1])
 
 
 def is_repository_format(data: dict[str, Any], path: Path) -> bool:

@@ -128,17 +128,31 @@ def test_kill_9_mid_mission_then_resume_loses_nothing_and_repeats_nothing(tmp_pa
     ]
 
 
+def released(tmp_path: Path) -> dict[str, object]:
+    """A mission that runs until the test releases it (a minute at most), not for a fixed time a loaded machine
+    may need all of before the stop is even asked."""
+    return {"sleep": 60, "until": str(tmp_path / "release")}
+
+
+def release(tmp_path: Path) -> None:
+    (tmp_path / "release").write_text("go")
+
+
 def test_stop_from_another_process_interrupts_at_the_next_check(tmp_path: Path) -> None:
     # SPEC J4: the running process sees the stop when its mission returns and leaves the run interrupted
     repo, env = setup(
         tmp_path,
-        {"work": {"answer": "did it", "write": {"w.txt": "x"}, "sleep": 2}, "review": {"answer": "VERDICT: PASS"}},
+        {
+            "work": {"answer": "did it", "write": {"w.txt": "x"}, **released(tmp_path)},
+            "review": {"answer": "VERDICT: PASS"},
+        },
     )
     runner = start(tmp_path, repo, env, "stopme")
     wait_for(tmp_path / "log" / "0001-work.started")
     stopped = interlock("stop", "stopme", "--json", env=env, repo=repo)
     assert stopped.returncode == 0, stopped.stderr
     assert json.loads(stopped.stdout)["stop_requested"] is True
+    release(tmp_path)  # the mission returns only after the stop was asked, however slow the machine
     _, err = runner.communicate(timeout=60)
     assert runner.returncode == 0, err
     final = record(repo, "stopme")
@@ -154,12 +168,16 @@ def test_stop_from_another_process_during_the_last_mission_wins_over_the_end(tmp
     # resuming goes to the end without running the review again
     repo, env = setup(
         tmp_path,
-        {"work": {"answer": "did it", "write": {"w.txt": "x"}}, "review": {"answer": "VERDICT: PASS", "sleep": 2}},
+        {
+            "work": {"answer": "did it", "write": {"w.txt": "x"}},
+            "review": {"answer": "VERDICT: PASS", **released(tmp_path)},
+        },
     )
     runner = start(tmp_path, repo, env, "stoplast")
     wait_for(tmp_path / "log" / "0002-review.started")
     stopped = interlock("stop", "stoplast", "--json", env=env, repo=repo)
     assert stopped.returncode == 0, stopped.stderr
+    release(tmp_path)
     _, err = runner.communicate(timeout=60)
     assert runner.returncode == 0, err
     final = record(repo, "stoplast")
