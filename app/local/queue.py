@@ -141,11 +141,12 @@ def _take(path: Path, number: int) -> Held | None:
 
 def _holders(folder: Path, concurrency: int) -> str:
     """Who holds the places, by process id, for the person waiting: ``running: pid 12, pid 34``."""
-    pids = [pid for number in range(concurrency) if (pid := _holder(folder / f"slot-{number}.lock"))]
+    pids = [pid for number in range(concurrency) if (pid := lock_holder(folder / f"slot-{number}.lock"))]
     return f"running: {', '.join(f'pid {pid}' for pid in pids)}" if pids else "its places are being taken"
 
 
-def _holder(path: Path) -> str | None:
+def lock_holder(path: Path) -> str | None:
+    """The pid written in a lock file whose lock is held, without taking it for more than an instant."""
     if not path.exists():
         return None
     with path.open("r") as handle:
@@ -161,7 +162,7 @@ def _live(folder: Path, line: list[dict[str, Any]]) -> list[dict[str, Any]]:
     kept = []
     for entry in line:
         path = folder / "waiting" / f"{entry.get('ticket')}.lock"
-        if path.exists() and _holder(path) is not None:
+        if path.exists() and lock_holder(path) is not None:
             kept.append(entry)
         else:
             path.unlink(missing_ok=True)

@@ -61,6 +61,7 @@ from app.local.gitops import (
 )
 from app.local.launch import make_launch
 from app.local.progress import Progress
+from app.local.queue import lock_holder
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.redact import Redactor
 from app.runner.driver import RunDriver, same_event
@@ -346,22 +347,11 @@ class LocalShell:
         it on); ``none`` when nothing needs to run, or the run is driven elsewhere (GitHub Actions)."""
         if run.request.origin not in LOCAL_ORIGINS:
             return "none"
-        holder = self._lock_holder(run.id)
+        holder = lock_holder(self._lock_path(run.id))
         if holder is not None:
             return f"live (pid {holder})"
         return "stopped" if run.status is Status.RUNNING else "none"
 
-    def _lock_holder(self, run_id: str) -> str | None:
-        """The pid of the process holding the run's lock, without taking it for more than an instant."""
-        path = self._lock_path(run_id)
-        if not path.exists():
-            return None
-        with path.open("r") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return handle.read().strip() or "?"
-        return None
 
     def notice_merge(self, run: Run) -> Run:
         """SPEC GH6 on a local run: once its branch is merged into the base, the run is done — the engine's
