@@ -23,6 +23,7 @@ from tests.github.test_team_hold import command as hold_command
 from tests.github.test_team_hold import trigger as hold_trigger
 from tests.github.test_team_hold import with_teams
 from tests.github.test_team_queue import TEAM, configure, label_payload, places, queue_file, run_of, trigger
+from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
 
 STATE = "interlock/state"
@@ -156,3 +157,18 @@ def test_an_unreadable_stop_file_refuses_with_422_and_says_how_to_fix_it(
     world.fake.commit_file(REPO, STATE, "teams/core.json", '{"stopped": false}')  # a person fixes it
     assert world.deliver("issues", label_payload(2), delivery="label-2") is Outcome.HANDLED
     assert run_of(world, 2).status is Status.RUNNING
+
+
+def test_the_readme_says_what_the_tests_above_check() -> None:
+    # every README sentence is checked: the behaviour by the tests above, the words here
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for sentence in (
+        "A waiting issue's first note is recorded as told only once it is posted, so a note that failed is posted "
+        "by the redelivery.",
+        "An issue that starts in another team (relabelled `team:<name>` while it waited) leaves the queue, and so "
+        "does a first waiting issue whose run is already live: the next one starts.",
+        "A run whose start raced the stop is held too: its start reads the stop again once it is recorded.",
+        "A stop file that cannot be read is left as it is, and the delivery is answered 422 with the file and how "
+        "to fix it, like a queue file.",
+    ):
+        assert sentence in text, sentence
