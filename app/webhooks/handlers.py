@@ -25,8 +25,8 @@ from app.store.journal import mission_path
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
-from app.webhooks.queue import Waiting, admit, leave, queued_payload, started, tell_places
-from app.webhooks.requests import UPSTREAM_LINK, is_request, label_closed, set_state, start_accepted
+from app.webhooks.queue import leave, tell_places
+from app.webhooks.requests import UPSTREAM_LINK, label_closed, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.satellites import SatelliteUnreadable, satellite_closed
 from app.webhooks.satellites import pull_closed as landed
@@ -34,7 +34,8 @@ from app.webhooks.shell import BaseBranchMissing, GitHubRuns
 from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
 from app.webhooks.supervision import supervise
 from app.webhooks.team_hold import command as team_command
-from app.webhooks.team_hold import is_stopped, is_team_command, queue_terms, refuse_while_stopped, start_waiting
+from app.webhooks.team_hold import is_team_command, refuse_while_stopped, start_waiting
+from app.webhooks.team_start import may_start, settle_start
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -142,6 +143,7 @@ class Handlers:
         if held is not None:  # the redelivery of a start: make sure all it did happened (SPEC GH8)
             if held is earlier[-1]:  # a run a later one replaced owes nothing: the issue's labels are the new run's
                 runs.reconcile(held, runs.graph_of(held))
+                settle_start(runs, runs.team_of(held), issue, held)  # SPEC U5, H4: the queue and stop too
             return Outcome.HANDLED
         if earlier and runs.is_live(earlier[-1]):
             return Outcome.IGNORED  # SPEC GH1: one live run per issue
@@ -149,11 +151,10 @@ class Handlers:
         if chosen is None:
             return Outcome.HANDLED
         team, graph = chosen
-        stopped = is_stopped(runs, team)  # SPEC H4: a stopped team's triggers queue
-        if (stopped or team.concurrency is not None) and not self._admitted(runs, delivery, issue, team, stopped):
-            return Outcome.HANDLED  # SPEC U5: queued, the issue told its place; nothing else is made
+        if not may_start(runs, delivery, issue, team, self.app_slug):
+            return Outcome.HANDLED  # SPEC U5, H4: queued, the issue told its place; nothing else is made
         try:
-            self._start(runs, delivery, issue, graph, user, earlier, team)
+            run = self._start(runs, delivery, issue, graph, user, earlier, team)
         except (BaseBranchMissing, SatelliteUnreadable) as exc:  # bad configuration: nothing was made yet
             log.warning("refused %s: %s", delivery.describe(), exc)
             fix = "Nothing was started; once that is done, redeliver this delivery or label the issue again."
@@ -162,20 +163,8 @@ class Handlers:
         except VersionConflict:  # SPEC GH1: a label delivered at the same time started the run first
             log.info("ignored %s: another delivery started the issue's run first", delivery.describe())
             return Outcome.IGNORED
-        if team.concurrency is not None:
-            started(runs, team, issue)
+        settle_start(runs, team, issue, run)
         return Outcome.HANDLED
-
-    def _admitted(self, runs: GitHubRuns, delivery: Delivery, issue: int, team: TeamSettings, held: bool) -> bool:
-        """SPEC U5: whether the trigger may start now; else it waits in the team's queue (once) and is told where."""
-        payload = queued_payload(delivery.payload, runs.api.redactor.text)
-        queued_as, words = queue_terms(team, held)  # a stopped team queues every trigger (SPEC H4)
-        entry = Waiting(issue=issue, delivery=delivery.delivery_id, payload=payload)
-        if admit(runs, queued_as, issue, entry, lambda place: words(team, place)) is None:
-            return True
-        if is_request(at(delivery.payload, "issue") or {}, self.app_slug):
-            set_state(runs.api, runs.repo, issue, "accepted")  # SPEC U3: accepted, waiting for its turn
-        return False
 
     def _queue_moves(self, runs: GitHubRuns, run: Run) -> None:
         """SPEC U5: a run of a team with a limit ended, however it ended: the next waiting triggers start, by the
@@ -235,12 +224,12 @@ class Handlers:
         user: str,
         earlier: list[Run],
         team: TeamSettings,
-    ) -> None:
+    ) -> Run:
         """The issue's next run: `issue-N`, then after each run that ended a new id, branch and record; the
         ended run's final label goes, so the issue shows the new run's state only."""
         issue_data = at(delivery.payload, "issue") or {}
         masked = runs.api.redactor.text  # the request is a person's text: masked where it enters (issue 11)
-        runs.start(
+        run = runs.start(
             issue,
             masked(text_at(issue_data, "title") or f"Issue #{issue}"),
             masked(text_at(issue_data, "body") or ""),
@@ -253,6 +242,7 @@ class Handlers:
         )
         if earlier:
             runs.api.remove_label(runs.repo, issue, f"interlock:{earlier[-1].status.value}")
+        return run
 
     def _refuse_config(self, runs: GitHubRuns, delivery: Delivery, issue: int, label: str, exc: ConfigInvalid) -> None:
         """A trigger label on a repository whose configuration is refused (issue 13): every problem on the issue,

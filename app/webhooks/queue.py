@@ -5,7 +5,8 @@ The file is changed with compare-and-swap (``GitHubStore.write_json_cas``): a co
 a fast-forward-only update of the branch, re-read and re-applied when another writer (another delivery, another
 service replica) moved it first. A message is posted only after the write that decided it won, so a replica
 that lost the race posts nothing, and the file keeps what each issue was told, so a redelivery posts it never
-again. ``running`` lists the issues holding a place among the running: a run holds its place until it ends
+again; a queued issue's first note is recorded as told only once it was posted, so a redelivery posts a note
+that failed. ``running`` lists the issues holding a place among the running: a run holds its place until it ends
 (done or cancelled); a failed, stopped or escalated run can be resumed, so it keeps its place. An issue whose
 latest run has ended, or that never got one (its start failed), gives its place back the next time the file is
 read, so a crash loses no slot. A waiting trigger leaves the queue only once its run has started: a failed start
@@ -43,7 +44,7 @@ class Waiting(BaseModel):
     issue: int
     delivery: str
     payload: dict[str, Any]
-    told: int = 0  # the place the issue was last told
+    told: int = 0  # the place the issue was last told; 0 until its first note was posted
 
 
 class TeamQueue(BaseModel):
@@ -131,15 +132,29 @@ def admit(
         if len(queue.running) < limit and first == issue:
             queue.running.append(issue)
         elif queue.place(issue) is None:
-            queue.waiting.append(entry.model_copy(update={"told": len(queue.waiting) + 1}))
+            queue.waiting.append(entry.model_copy(update={"told": 0}))
         return queue
 
-    read, saved = change(runs, team, edit, about=issue)
+    _, saved = change(runs, team, edit, about=issue)
     place = None if issue in saved.running else saved.place(issue)
-    if place is not None and read.place(issue) is None:
+    if place is not None and saved.waiting[place - 1].told == 0:  # added now, or its note failed before
         runs.api.comment(runs.repo, issue, words(place) if words else waiting_text(team, place))
         runs.api.add_labels(runs.repo, issue, [QUEUED_LABEL])
+        _told(runs, team, issue, place)
     return place
+
+
+def _told(runs: GitHubRuns, team: TeamSettings, issue: int, place: int) -> None:
+    """The place posted is recorded in a second write, after the comment: a note that failed (a GitHub error,
+    a crash) leaves ``told`` at 0, and the redelivery posts it (SPEC U5, GH8)."""
+
+    def edit(queue: TeamQueue) -> TeamQueue:
+        for entry in queue.waiting:
+            if entry.issue == issue and entry.told == 0:
+                entry.told = place
+        return queue
+
+    change(runs, team, edit, about=issue)
 
 
 def started(runs: GitHubRuns, team: TeamSettings, issue: int) -> None:
@@ -152,6 +167,14 @@ def started(runs: GitHubRuns, team: TeamSettings, issue: int) -> None:
     read, _ = change(runs, team, edit, about=issue)
     if read.place(issue) is not None:
         runs.api.remove_label(runs.repo, issue, QUEUED_LABEL)
+
+
+def leave_other_queues(runs: GitHubRuns, team: TeamSettings, issue: int) -> None:
+    """An issue that started in ``team`` leaves the line of every other team (a person relabelled it while it
+    waited): left there, it would come first and be refused, its run being live (SPEC U5, GH1)."""
+    for other in runs.teams():
+        if other.name != team.name and other.concurrency is not None and leave(runs, other, issue):
+            tell_places(runs, other, issue)
 
 
 def leave(runs: GitHubRuns, team: TeamSettings, issue: int) -> bool:

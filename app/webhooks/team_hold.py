@@ -14,12 +14,15 @@ and only ``team start`` lifts it. The stop is kept in ``teams/<team>.json`` on t
 ``team start`` resumes the runs the stop held (a run a person stopped for its own reason stays stopped), then
 starts queued issues up to the team's concurrency. Each run's issue is told both, once; a redelivered command
 changes nothing (the stop file keeps the deliveries it applied, each run event carries the delivery in its key).
+A run whose start raced the stop is held by its start, which reads the stop again once it is recorded. A stop
+file that cannot be read is left as it is and refuses the delivery (422) with what to do, like a queue file.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -27,13 +30,15 @@ from pydantic import BaseModel, Field, ValidationError
 from app.engine import events as ev
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import Run, Status
+from app.github.config import ConfigInvalid
 from app.github.status import HELD_BY, HELD_TEAM
 from app.github.teams import TeamSettings, TeamUnknown, labelled_team
+from app.store.github import StateFileUnreadable
 from app.store.journal import RUNS_FOLDER, STATE_BRANCH
 from app.webhooks.commands import CommandError
 from app.webhooks.delivery import Delivery, list_at, text_at
 from app.webhooks.issue_runs import issue_runs
-from app.webhooks.queue import change, head_to_start, started, tell_places, waiting_text
+from app.webhooks.queue import change, head_to_start, started, still_running, tell_places, waiting_text
 from app.webhooks.router import Outcome
 from app.webhooks.shell import GitHubRuns
 
@@ -55,8 +60,31 @@ class TeamHold(BaseModel):
     commands: list[str] = Field(default_factory=list)
 
 
+class HoldUnreadable(ConfigInvalid):
+    """A team's stop file is not what Interlock writes: refused like a bad configuration (422, nothing changed,
+    redelivered once a person fixed it), not a failure of GitHub (5xx), and never overwritten."""
+
+
 def hold_path(team: TeamSettings) -> str:
     return f"teams/{team.name}.json"
+
+
+def parsed_hold(team: TeamSettings, value: Any, head: str | None = None) -> TeamHold:
+    """The stop file's JSON value as a ``TeamHold``; anything else refuses the delivery with what to do."""
+    try:
+        return TeamHold.model_validate(value) if value is not None else TeamHold()
+    except ValidationError as exc:
+        reason = f"not a team's stop file ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})"
+        raise unreadable(team, StateFileUnreadable(hold_path(team), reason, head)) from None
+
+
+def unreadable(team: TeamSettings, exc: StateFileUnreadable) -> HoldUnreadable:
+    return HoldUnreadable(
+        f"Interlock cannot read the stop file of team `{team.name}`: {exc}. Nothing was changed, and the file is "
+        f"left as it is. To fix it, restore the file from the branch's history (`git log {STATE_BRANCH} -- "
+        f'{exc.path}`) or correct it by hand: `{{"stopped": true|false, "by": "login", "held": [run ids], '
+        '"commands": [delivery ids]}`; then redeliver the failed delivery (`interlock redeliver`).'
+    )
 
 
 def is_team_command(body: str) -> bool:
@@ -66,9 +94,26 @@ def is_team_command(body: str) -> bool:
 
 def is_stopped(runs: GitHubRuns, team: TeamSettings) -> bool:
     """Whether the team is stopped, read at the state branch's head: one GraphQL call (a start pays one call more)."""
+    return read_hold(runs, team).stopped
+
+
+def read_hold(runs: GitHubRuns, team: TeamSettings) -> TeamHold:
     snapshot = runs.api.snapshot(runs.repo, STATE_BRANCH, [hold_path(team)])
     data = snapshot.files.get(hold_path(team)) if snapshot else None
-    return bool(data) and TeamHold.model_validate_json(data or "{}").stopped
+    try:
+        value = json.loads(data) if data else None
+    except (ValueError, RecursionError) as exc:
+        raise unreadable(team, StateFileUnreadable(hold_path(team), f"not JSON ({exc})")) from None
+    return parsed_hold(team, value)
+
+
+def hold_if_stopped(runs: GitHubRuns, team: TeamSettings, run: Run) -> None:
+    """SPEC H4: the stop is read again once a run's start is recorded. A stop recorded between the check before
+    the start and the start itself listed the team's live runs without this one: it is held here, as the stop
+    would have held it (its key is the stop's, so a run both hold is held once), and ``team start`` resumes it."""
+    hold = read_hold(runs, team)
+    if hold.stopped and hold.commands and runs.is_live(run):
+        Act(runs, team, hold.commands[-1], hold.by, datetime.now(UTC)).hold_all([run])
 
 
 def held_copy(team: TeamSettings) -> TeamSettings:
@@ -150,11 +195,14 @@ class Act:
         message = f"interlock: team {self.team.name} stop/start"
 
         def mutate(value: Any) -> Any:
-            read = TeamHold.model_validate(value) if value is not None else TeamHold()
+            read = parsed_hold(self.team, value)
             edited = edit(read.model_copy(deep=True))
             return value if edited == read else edited.model_dump(mode="json")
 
-        saved = self.runs.store.write_json_cas(hold_path(self.team), mutate, message)
+        try:
+            saved = self.runs.store.write_json_cas(hold_path(self.team), mutate, message)
+        except StateFileUnreadable as exc:  # not JSON: refused, the file left as it is
+            raise unreadable(self.team, exc) from None
         return TeamHold.model_validate(saved) if saved is not None else TeamHold()
 
     def _record(self, stopped: bool) -> TeamHold | None:
@@ -174,7 +222,17 @@ class Act:
     def stop(self) -> str | None:
         if self._record(stopped=True) is None:
             return self._unchanged("stopped")
-        held = [run for run in live_runs(self.runs, self.team) if run.status in HOLDABLE]
+        held = self.hold_all(list(live_runs(self.runs, self.team)))
+        return (
+            f"Team `{self.team.name}` is stopped by @{self.user}: {listed(held)} held at the next transition (no new "
+            "mission starts), queued issues wait, and new triggers of the team queue. "
+            "`/interlock team start` resumes them."
+        )
+
+    def hold_all(self, found: list[Run]) -> list[Run]:
+        """The runs that can be held are held, and kept in the stop file for ``team start`` while this stop is
+        the latest command."""
+        held = [run for run in found if run.status in HOLDABLE]
         for run in held:
             self._hold(run)
 
@@ -184,11 +242,7 @@ class Act:
             return hold
 
         self._change(keep)
-        return (
-            f"Team `{self.team.name}` is stopped by @{self.user}: {listed(held)} held at the next transition (no new "
-            "mission starts), queued issues wait, and new triggers of the team queue. "
-            "`/interlock team start` resumes them."
-        )
+        return held
 
     def _hold(self, run: Run) -> None:
         links = {HELD_TEAM: self.team.name, HELD_BY: self.user}  # shown by the status comment (SPEC H4)
@@ -254,7 +308,8 @@ class Act:
 
 def start_waiting(runs: GitHubRuns, team: TeamSettings, start_trigger: StartTrigger, about: int | None = None) -> None:
     """The queued triggers start by the label's own start path, up to the team's concurrency (all of them for a
-    team without a limit); the others are told their places. ``about``: the issue told if the queue's file
+    team without a limit); the others are told their places. A head refused because its issue runs already
+    leaves the line, and the next is tried. ``about``: the issue told if the queue's file
     cannot be read."""
     if team.concurrency is None:
         for entry in list(change(runs, team, lambda queue: queue, about)[1].waiting):
@@ -264,7 +319,10 @@ def start_waiting(runs: GitHubRuns, team: TeamSettings, start_trigger: StartTrig
     tried: set[int] = set()
     while (head := head_to_start(runs, team, about)) is not None and head.issue not in tried:
         tried.add(head.issue)
-        start_trigger(Delivery("issues", head.delivery, head.payload))
+        if start_trigger(Delivery("issues", head.delivery, head.payload)) is Outcome.IGNORED and still_running(
+            runs, head.issue
+        ):  # SPEC U5, GH1: refused, it runs already (in another team, or its start's dequeue failed): out of line
+            started(runs, team, head.issue)
     tell_places(runs, team, about)
 
 
