@@ -170,5 +170,7 @@ def _decision_lines(runs: GitHubRuns, run: Run) -> list[str]:
     stored = runs.api.file(runs.repo, decision_path(run.id), head) if head else None
     if stored is None:
         return [f"No decision file (`{decision_path(run.id)}`): the run wrote none.", ""]
-    text = cut_utf8(stored, DECISION_BYTES) + ("\n[… cut …]" if len(stored) > DECISION_BYTES else "")
+    # redacted whole, then cut: a secret straddling the limit would keep too few characters to be recognised
+    shown = runs.api.redactor.text(stored.decode("utf-8", errors="replace")).encode("utf-8")
+    text = cut_utf8(shown, DECISION_BYTES) + ("\n[… cut …]" if len(shown) > DECISION_BYTES else "")
     return [f"## Decision file `{decision_path(run.id)}`", fence(text), ""]
