@@ -237,7 +237,8 @@ class FakeGitHub:
             return self._folder(files, path)
         if "raw" in request.headers.get("accept", ""):
             return httpx.Response(200, content=files[path].encode())
-        return httpx.Response(200, json={"content": base64.b64encode(files[path].encode()).decode()})
+        content = base64.b64encode(files[path].encode()).decode()
+        return httpx.Response(200, json={"type": "file", "encoding": "base64", "content": content})
 
     def _folder(self, files: dict[str, str], path: str) -> httpx.Response:
         """A folder's listing, as GitHub gives it: one entry per file or subfolder directly inside."""

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.engine.errors import VersionConflict
-from app.engine.record import ReasonCode, Status
+from app.engine.record import Status
 from app.github.client import Installation, RefConflict
 from app.webhooks import handlers, supervision
 from app.webhooks.router import Outcome
@@ -37,7 +37,7 @@ from tests.github.test_requests import (
     request_labels,
     two_repositories,
 )
-from tests.github.test_supervision import ENDED, TEAMS, end_a_core_run, main_head, request, supervision_issues
+from tests.github.test_supervision import ENDED, TEAMS, end_a_core_run, supervision_issues
 from tests.github.test_team_hold import command as hold_command
 from tests.github.test_team_hold import trigger as hold_trigger
 from tests.github.test_team_hold import with_teams
@@ -54,19 +54,6 @@ teams:
     concurrency: 1
 """
 NEEDS_SELF = "I need a helper.\n```request\nocto/app\nAdd a helper\nFor the feature.\n```\nVERDICT: NEEDS_UPSTREAM"
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="a folder cited as `path:line@sha` passes as a file")
-def test_a_citation_naming_a_folder_is_refused(world: World) -> None:
-    # SPEC U6 (each request cites a measured finding, a file and line; one citing a file that does not exist is
-    # not filed, citation_not_found): `.github` is a folder. app/webhooks/citations.py absent() asks
-    # Installation.file(), which returns GitHub's JSON listing of the folder as if it were the file's text; its
-    # line 1 "exists", and the request is filed
-    configure(world, TEAMS.format(n=1))
-    end_a_core_run(world)
-    world.job_done(1, 1, "observe", request(f"Finding: .github:1@{main_head(world)}"))
-    supervisor = run_of(world, 1)
-    assert supervisor.status is Status.ESCALATED and supervisor.reason.code is ReasonCode.CITATION_NOT_FOUND
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="a request to its own auto-accepting team deadlocks")
@@ -241,18 +228,6 @@ def test_a_queued_start_racing_a_team_stop_is_held(world: World, monkeypatch: py
     world.job_done(2, 1, "build", "built it")
     world.review(2, "approved")
     assert run_of(world, 2).status is Status.INTERRUPTED, [d["inputs"]["run"] for d in world.fake.dispatches]
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="a cited path with `#` or `?` is checked as another path")
-def test_a_citation_of_a_path_that_does_not_exist_is_refused_whatever_it_carries(world: World) -> None:
-    # SPEC U6, README "one citing a ... file ... that does not exist is not filed": `README.md#gone` is no file
-    # of the repository, but app/webhooks/citations.py absent() puts the cited path into the contents URL as it
-    # is; the HTTP client takes `#gone` for a fragment and asks for README.md, which exists: the request is filed
-    configure(world, TEAMS.format(n=1))
-    end_a_core_run(world)
-    world.job_done(1, 1, "observe", request(f"Finding: README.md#gone:1@{main_head(world)}"))
-    supervisor = run_of(world, 1)
-    assert supervisor.status is Status.ESCALATED and supervisor.reason.code is ReasonCode.CITATION_NOT_FOUND
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="an issue queued in one team and run by another jams it")
