@@ -330,6 +330,12 @@ class Installation:
         data = self.call("POST", f"/repos/{repo}/issues", json={**fields, **({"labels": labels} if labels else {})})
         return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
 
+    def issues_labelled(self, repo: str, label: str) -> list[dict[str, Any]]:
+        """The newest 100 issues, open or closed, that carry ``label`` (pull requests left out)."""
+        data = self.call("GET", f"/repos/{repo}/issues", params={"labels": label, "state": "all", "per_page": 100})
+        found = data if isinstance(data, list) else []
+        return [issue for issue in found if isinstance(issue, dict) and "pull_request" not in issue]
+
     def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:
         self.call("POST", f"/repos/{repo}/dispatches", json={"event_type": event_type, "client_payload": payload})
 

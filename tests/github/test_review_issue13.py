@@ -14,8 +14,8 @@ import pytest
 
 from app.engine.errors import VersionConflict
 from app.engine.record import Status
-from app.github.client import Installation, RefConflict
-from app.webhooks import handlers, supervision
+from app.github.client import Installation
+from app.webhooks import handlers
 from app.webhooks.router import Outcome
 from tests.github.test_flows import (  # noqa: F401 - fixture
     REPO,
@@ -37,7 +37,7 @@ from tests.github.test_requests import (
     request_labels,
     two_repositories,
 )
-from tests.github.test_supervision import ENDED, TEAMS, end_a_core_run, supervision_issues
+from tests.github.test_supervision import ENDED, TEAMS, supervision_issues
 from tests.github.test_team_hold import command as hold_command
 from tests.github.test_team_hold import trigger as hold_trigger
 from tests.github.test_team_hold import with_teams
@@ -176,31 +176,6 @@ def test_a_start_whose_dequeue_failed_does_not_block_the_queue_for_ever(
     abandon(world, 2, "abandon-2")
     assert run_of(world, 2).status is Status.CANCELLED
     assert run_of(world, 3) is not None, queue_file(world)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="two replicas supervising one end open two issues")
-def test_two_replicas_supervising_one_end_open_one_issue(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    # README "One ended run starts one supervision per supervising team", SPEC GH8 (several replicas): two replicas
-    # handle the end at once (its delivery and a redelivery). Both find no record and each opens an issue
-    # (app/webhooks/supervision.py supervision_issue opens before it records); the other replica records first,
-    # this one loses the compare-and-swap and takes the other's issue: its own stays open, labelled `team:watch`,
-    # with no run, for ever
-    configure(world, TEAMS.format(n=1))
-    real, calls = supervision._record, []
-
-    def other_replica_first(runs: Any, path: str, issue: int, ended: Any, head: str | None) -> None:
-        if not calls:  # the other replica opened its own issue and recorded it in between
-            calls.append(issue)
-            theirs = runs.api.create_issue(runs.repo, f"Supervision of run {ended.id}", "the other replica's")
-            runs.api.add_labels(runs.repo, int(theirs["number"]), ["team:watch"])
-            real(runs, path, int(theirs["number"]), ended, head)
-            raise RefConflict("PATCH", "/git/refs/heads/interlock/state", 422, "not a fast-forward")
-        real(runs, path, issue, ended, head)
-
-    monkeypatch.setattr(supervision, "_record", other_replica_first)
-    end_a_core_run(world)
-    assert run_of(world, 2) is not None and run_of(world, 2).supervision  # the recorded one runs
-    assert len(supervision_issues(world)) == 1, world.fake.labels
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="a start racing a team stop is never held")
