@@ -134,12 +134,24 @@ class Installation:
         return role if isinstance(role, str) and role else str(data.get("permission") or "none")
 
     def file(self, repo: str, path: str, ref: str) -> bytes | None:
-        data = self.call("GET", f"/repos/{repo}/contents/{path}", params={"ref": ref}, headers=RAW, missing_ok=True)
+        url = f"/repos/{repo}/contents/{in_url(path)}"
+        data = self.call("GET", url, params={"ref": ref}, headers=RAW, missing_ok=True)
         if data is None:
             return None
         if isinstance(data, dict) and isinstance(data.get("content"), str):  # a server that ignored the raw type
             return base64.b64decode(data["content"])
         return bytes(data)
+
+    def file_only(self, repo: str, path: str, ref: str) -> bytes | None:
+        """``path`` at ``ref`` if it is a FILE, else ``None``: the raw form ``file`` reads answers a folder's
+        listing as text; the JSON form says the type (a file over 1 MB comes without content: read raw)."""
+        data = self.call("GET", f"/repos/{repo}/contents/{in_url(path)}", params={"ref": ref}, missing_ok=True)
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        content = data.get("content")
+        if data.get("encoding") == "base64" and isinstance(content, str):
+            return base64.b64decode(content)
+        return self.file(repo, path, ref)
 
     def app_identity(self) -> dict[str, Any]:
         """The app itself (``GET /app``, with the app's JWT): its slug and name; a 401 means bad credentials."""
@@ -162,7 +174,9 @@ class Installation:
 
     def folder(self, repo: str, path: str, ref: str) -> list[str] | None:
         """The names of the files directly in folder ``path`` at ``ref``; ``None`` when there is no such folder."""
-        data = self.call("GET", f"/repos/{repo}/contents/{path.strip('/')}", params={"ref": ref}, missing_ok=True)
+        data = self.call(
+            "GET", f"/repos/{repo}/contents/{in_url(path.strip('/'))}", params={"ref": ref}, missing_ok=True
+        )
         if not isinstance(data, list):
             return None
         return [str(entry["name"]) for entry in data if isinstance(entry, dict) and entry.get("type") == "file"]
@@ -179,7 +193,7 @@ class Installation:
         return found
 
     def ref(self, repo: str, branch: str) -> str | None:
-        data = self.call("GET", f"/repos/{repo}/git/ref/heads/{branch}", missing_ok=True)
+        data = self.call("GET", f"/repos/{repo}/git/ref/heads/{in_url(branch)}", missing_ok=True)
         return str(data["object"]["sha"]) if isinstance(data, dict) else None
 
     def commit_tree(self, repo: str, sha: str) -> str:
@@ -201,7 +215,7 @@ class Installation:
 
     def update_ref(self, repo: str, branch: str, sha: str) -> None:
         """Fast-forward only: a writer who moved the branch first makes this fail with ``RefConflict``."""
-        self.call("PATCH", f"/repos/{repo}/git/refs/heads/{branch}", json={"sha": sha, "force": False})
+        self.call("PATCH", f"/repos/{repo}/git/refs/heads/{in_url(branch)}", json={"sha": sha, "force": False})
 
     def shown(self, body: str) -> str:
         """A body as GitHub keeps it: secrets masked (agents' answers and decision files reach comments), and
@@ -227,7 +241,7 @@ class Installation:
 
     def remove_label(self, repo: str, issue: int, label: str) -> None:
         """Remove a label; one that is not there (404) is fine."""
-        self.call("DELETE", f"/repos/{repo}/issues/{issue}/labels/{label}", missing_ok=True)
+        self.call("DELETE", f"/repos/{repo}/issues/{issue}/labels/{quote(label, safe='')}", missing_ok=True)
 
     def dispatched_titles(self, repo: str, branch: str) -> list[str]:
         """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
@@ -316,6 +330,12 @@ class Installation:
         data = self.call("POST", f"/repos/{repo}/issues", json={**fields, **({"labels": labels} if labels else {})})
         return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
 
+    def issues_labelled(self, repo: str, label: str) -> list[dict[str, Any]]:
+        """The newest 100 issues, open or closed, that carry ``label`` (pull requests left out)."""
+        data = self.call("GET", f"/repos/{repo}/issues", params={"labels": label, "state": "all", "per_page": 100})
+        found = data if isinstance(data, list) else []
+        return [issue for issue in found if isinstance(issue, dict) and "pull_request" not in issue]
+
     def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:
         self.call("POST", f"/repos/{repo}/dispatches", json={"event_type": event_type, "client_payload": payload})
 
@@ -381,6 +401,11 @@ def _int_or_none(value: Any) -> int | None:
 
 BODY_LIMIT = 65536  # characters of an issue or comment body GitHub accepts
 CUT_NOTE = "\n\n… (cut: GitHub keeps at most 65536 characters)"
+
+
+def in_url(path: str) -> str:
+    """``path`` (file, folder, branch) in a URL: each segment quoted, so a ``%`` or space is part of the path."""
+    return quote(path, safe="/")
 
 
 def fit_body(body: str) -> str:

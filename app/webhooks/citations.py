@@ -23,6 +23,8 @@ from app.github.teams import TeamSettings
 from app.runner.driver import Applied
 from app.store.github import GitHubStore
 
+UNREADABLE_IN_PATH = frozenset("#?")
+
 
 class GitHubRuns(Protocol):
     """What the check needs of the GitHub shell (``app/webhooks/shell.py``, which calls it: named, not imported)."""
@@ -76,14 +78,7 @@ def absent(runs: GitHubRuns, citation: Citation) -> str | None:
         case Commit(commit=sha):
             return None if _full_sha(runs, sha) else f"commit {sha} is not in {runs.repo}"
         case FileLine(path=path, line=line, commit=sha):
-            full = _full_sha(runs, sha)
-            if full is None:
-                return f"commit {sha} is not in {runs.repo}"
-            text = runs.api.file(runs.repo, path, full)
-            if text is None:
-                return f"{path} does not exist at {sha}"
-            lines = len(text.decode("utf-8", errors="replace").splitlines())
-            return None if line <= lines else f"{path} has {lines} lines at {sha}, not {line}"
+            return _file_line_absent(runs, path, line, sha)
         case RunMission(run=run_id, seq=seq):
             found = GitHubStore(runs.api, runs.repo).find(run_id)  # its own store: the current run's reads stay
             if found is None:
@@ -91,6 +86,22 @@ def absent(runs: GitHubRuns, citation: Citation) -> str | None:
             return None if seq <= found.mission_count else f"run {run_id} has no mission {seq}"
         case _:
             assert_never(citation)
+
+
+def _file_line_absent(runs: GitHubRuns, path: str, line: int, sha: str) -> str | None:
+    """Why ``path:line@sha`` is no line of a file of the repository. A ``#`` or ``?`` in a path cannot reach
+    GitHub whole (the HTTP client takes it for a fragment or a query even quoted): such a citation is refused,
+    never checked as another path; a folder (whose listing the raw contents API answers as text) is no file."""
+    full = _full_sha(runs, sha)
+    if full is None:
+        return f"commit {sha} is not in {runs.repo}"
+    if UNREADABLE_IN_PATH & set(path):
+        return f"{path} cannot be checked: Interlock reads no path with `#` or `?` on GitHub"
+    text = runs.api.file_only(runs.repo, path, full)
+    if text is None:
+        return f"{path} does not exist at {sha} as a file"
+    lines = len(text.decode("utf-8", errors="replace").splitlines())
+    return None if line <= lines else f"{path} has {lines} lines at {sha}, not {line}"
 
 
 def _full_sha(runs: GitHubRuns, sha: str) -> str | None:

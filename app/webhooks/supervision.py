@@ -13,7 +13,9 @@ and a team never supervises its own runs.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Protocol
+from uuid import uuid4
 
 from app.engine.citation import FORMS
 from app.engine.context import cut_utf8, fence
@@ -21,6 +23,7 @@ from app.engine.errors import VersionConflict
 from app.engine.record import MissionSummary, Run
 from app.github.client import RefConflict
 from app.github.teams import TEAM_LABEL, TeamSettings
+from app.store.github import GitHubStore
 from app.store.journal import STATE_BRANCH, decision_path, missions_folder, record_path
 from app.webhooks.delivery import Delivery
 from app.webhooks.router import Outcome
@@ -29,6 +32,7 @@ from app.webhooks.shell import GitHubRuns
 CONTEXT_BYTES = 12_000  # the journal a supervision run starts with: bounded like a record (SPEC J5)
 DECISION_BYTES = 4_000
 ATTEMPTS = 5
+CLAIM_SECONDS = 300  # an intent to open an issue older than this: its opener stopped before it opened one
 
 
 class Starter(Protocol):
@@ -57,24 +61,63 @@ def supervision_key(ended: Run, team: TeamSettings) -> str:
 
 
 def supervision_issue(runs: GitHubRuns, team: TeamSettings, ended: Run, context: str) -> int:
-    """The issue that supervises ``ended`` for ``team``: the one recorded on the state branch, else a new one,
-    opened once and recorded with compare-and-swap (retried alone when another writer moved the branch)."""
+    """The issue that supervises ``ended`` for ``team``: the one recorded on the state branch, else the one
+    opened (``_open``), its number then recorded with compare-and-swap (retried alone when the branch moved)."""
     path = f"supervisions/{ended.id}--{team.name}.json"
     opened: int | None = None
     for _ in range(ATTEMPTS):
         head = runs.api.ref(runs.repo, STATE_BRANCH)
         data = runs.api.file(runs.repo, path, head) if head else None
-        if data is not None:  # recorded by an earlier delivery (or, at the same time, by another one)
-            return int(json.loads(data)["issue"])
+        recorded = json.loads(data).get("issue") if data is not None else None
+        if recorded is not None:  # recorded by an earlier delivery (or, at the same time, by another one)
+            return int(recorded)
         if opened is None:
-            opened = int(runs.api.create_issue(runs.repo, f"Supervision of run {ended.id}", context)["number"])
-            runs.api.add_labels(runs.repo, opened, [f"{TEAM_LABEL}{team.name}"])
+            opened = _open(runs, team, ended, context, path)
+            continue  # the intent moved the branch
         try:
             _record(runs, path, opened, ended, head)
         except RefConflict:
             continue
         return opened
     raise VersionConflict(path, None, None)  # the delivery fails; its redelivery tries again
+
+
+def supervision_marker(ended: Run, team: TeamSettings) -> str:
+    return f"<!-- interlock:supervision run={ended.id} team={team.name} -->"
+
+
+def _open(runs: GitHubRuns, team: TeamSettings, ended: Run, context: str, path: str) -> int:
+    """The supervision issue, opened once among replicas and redeliveries (SPEC GH8): the intent to open it is
+    written first, with compare-and-swap, so only the delivery that wrote it opens at once. Any other finds the
+    intent and looks for the issue by its marker (its opener may have stopped before recording it); finding
+    none, it fails (its redelivery comes back), unless the intent is older than ``CLAIM_SECONDS``: its opener
+    stopped before opening, and this delivery takes the intent over."""
+    label, marker = f"{TEAM_LABEL}{team.name}", supervision_marker(ended, team)
+    store, message = GitHubStore(runs.api, runs.repo), f"interlock: opening the supervision of run {ended.id}"
+    mine = {"run": ended.id, "opening": uuid4().hex, "at": datetime.now(UTC).isoformat()}
+    intent = store.write_json_cas(path, lambda current: current or mine, message)
+    if intent != mine:
+        found = int(intent["issue"]) if "issue" in intent else _marked(runs, label, marker)
+        if found is not None:
+            return found
+        taken = _stale(intent) and store.write_json_cas(path, lambda now: mine if now == intent else now, message)
+        if taken != mine:
+            raise VersionConflict(path, None, None)  # another delivery is opening it: the redelivery finds it
+    body = f"{context}\n\n{marker}"
+    return int(runs.api.create_issue(runs.repo, f"Supervision of run {ended.id}", body, [label])["number"])
+
+
+def _marked(runs: GitHubRuns, label: str, marker: str) -> int | None:
+    found = [issue for issue in runs.api.issues_labelled(runs.repo, label) if marker in str(issue.get("body") or "")]
+    return min(int(issue["number"]) for issue in found) if found else None
+
+
+def _stale(intent: dict[str, object]) -> bool:
+    try:
+        at = datetime.fromisoformat(str(intent.get("at")))
+    except ValueError:
+        return True
+    return (datetime.now(UTC) - at).total_seconds() > CLAIM_SECONDS
 
 
 def _record(runs: GitHubRuns, path: str, issue: int, ended: Run, head: str | None) -> None:
@@ -170,5 +213,7 @@ def _decision_lines(runs: GitHubRuns, run: Run) -> list[str]:
     stored = runs.api.file(runs.repo, decision_path(run.id), head) if head else None
     if stored is None:
         return [f"No decision file (`{decision_path(run.id)}`): the run wrote none.", ""]
-    text = cut_utf8(stored, DECISION_BYTES) + ("\n[… cut …]" if len(stored) > DECISION_BYTES else "")
+    # redacted whole, then cut: a secret straddling the limit would keep too few characters to be recognised
+    shown = runs.api.redactor.text(stored.decode("utf-8", errors="replace")).encode("utf-8")
+    text = cut_utf8(shown, DECISION_BYTES) + ("\n[… cut …]" if len(shown) > DECISION_BYTES else "")
     return [f"## Decision file `{decision_path(run.id)}`", fence(text), ""]

@@ -75,6 +75,7 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)"), self._repository),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/labels/([^/]+)"), self._label),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/actions/runners"), self._runners),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues"), self._list_issues),
         ]
         self.hook_deliveries: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
@@ -237,7 +238,8 @@ class FakeGitHub:
             return self._folder(files, path)
         if "raw" in request.headers.get("accept", ""):
             return httpx.Response(200, content=files[path].encode())
-        return httpx.Response(200, json={"content": base64.b64encode(files[path].encode()).decode()})
+        content = base64.b64encode(files[path].encode()).decode()
+        return httpx.Response(200, json={"type": "file", "encoding": "base64", "content": content})
 
     def _folder(self, files: dict[str, str], path: str) -> httpx.Response:
         """A folder's listing, as GitHub gives it: one entry per file or subfolder directly inside."""
@@ -297,6 +299,22 @@ class FakeGitHub:
         number = len(self.issues)
         self.labels[(repo, number)] = list(body.get("labels") or [])  # labels named at creation are on it at once
         return httpx.Response(201, json={"number": number, "html_url": f"https://github.com/{repo}/issues/{number}"})
+
+    def _list_issues(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        """The repository's issues carrying every label of ``labels``, newest first, as GitHub lists them."""
+        wanted = [name for name in request.url.params.get("labels", "").split(",") if name]
+        found = [
+            {
+                "number": number,
+                "title": issue["title"],
+                "body": issue.get("body") or "",
+                "state": "open",
+                "labels": [{"name": name} for name in self.labels.get((repo, number), [])],
+            }
+            for number, issue in enumerate(self.issues, 1)
+            if issue["repo"] == repo and all(name in self.labels.get((repo, number), []) for name in wanted)
+        ]
+        return httpx.Response(200, json=found[::-1])
 
     def _repository_dispatch(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         self.events.append({"repo": repo, **body})
