@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +30,7 @@ from app.github.teams import TEAM_LABEL, TeamSettings
 from app.runner.driver import Applied
 from app.store.github import GitHubStore
 from app.webhooks.delivery import Delivery
+from app.webhooks.filing import claim_filing, refuse_cycle, release_filing, unfileable
 from app.webhooks.issue_runs import issue_runs
 from app.webhooks.router import Outcome
 
@@ -44,8 +44,6 @@ UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/nam
 AUTO_LINK = "upstream_team"  # the target team that auto-accepts the request the run filed (SPEC U4)
 FILED_LINK = "upstream_request"  # the key of the FileRequest effect that filed it: a redelivery files it once
 URL_LINK = "upstream_url"
-CLAIM_LINK = "upstream_claim"  # `effect-key@time`: the delivery filing it now; another replica files nothing
-CLAIM_LEASE = timedelta(minutes=10)  # a claim older than this was left by a replica that died mid-filing
 REQUEST_LABEL = "request:"
 STATES = ("open", "accepted", "in_progress", "done", "delivered", "rejected")  # SPEC U3, in order
 TEAM_LINE = re.compile(r"^team:\s*(?P<team>[A-Za-z0-9][A-Za-z0-9_.-]{0,62})\s*$", re.IGNORECASE)
@@ -194,69 +192,6 @@ def supervised(runs: GitHubRuns, run: Run, target: str) -> str | None:
     supervisor asks the team it watches, not itself; ``None`` for any other run or repository."""
     found = SUPERVISED.search(run.request.body) if run.supervision and target == runs.repo else None
     return found.group("team") if found else None
-
-
-def refuse_cycle(
-    runs: GitHubRuns, run: Run, effect: FileRequest, told: tuple[int, str], team: str, chain: list[str]
-) -> Run:
-    """SPEC U3: a request that would come back to a team already waiting in its chain (its own team, or one its
-    requests pass through) would wait on itself for ever: nothing is filed, the run escalates (``upstream_cycle``)."""
-    why = f"it would go to team `{team}`, which already waits on it (chain: {' → '.join(chain)})"
-
-    def refusal(current: Run) -> UpstreamChanged:
-        return UpstreamChanged(key=f"{effect.key}/cycle", at=current.updated_at, state="cycle", note=why)
-
-    applied = runs.record(run.id, refusal)
-    run = runs.execute(applied.run, applied.graph, applied.effects) if applied.new else applied.run
-    said = f"Interlock refused to file the request {effect.title!r}: {why}. Nothing was filed; the run escalated."
-    runs.api.comment(runs.repo, told[0], f"{said}\n\n{told[1]}")
-    return run
-
-
-def claim_filing(runs: GitHubRuns, run: Run, effect: FileRequest) -> Run | None:
-    """The run after this replica claimed the filing of ``effect`` by compare-and-swap on its record, before
-    any issue is made; ``None`` when another delivery holds a fresh claim (two replicas handling one delivery
-    file one request, SPEC GH8). The claim's key names the claim it replaces, so of two replicas that read the
-    same record one wins. A claim older than ``CLAIM_LEASE`` is taken over: its holder died between the claim
-    and the record of the issue, and the redelivery files it."""
-    now, held = datetime.now(UTC), run.links.get(CLAIM_LINK, "")
-    key, _, stamp = held.partition("@")
-    if key == effect.key and now - datetime.fromisoformat(stamp) < CLAIM_LEASE:
-        return None
-    claim, event_key = {CLAIM_LINK: f"{effect.key}@{now.isoformat()}"}, f"{run.id}/claim/{effect.key}/from/{held}"
-    applied = runs.record(run.id, lambda r: Linked(key=event_key, at=r.updated_at, links=claim))
-    return applied.run if applied.new else None
-
-
-def release_filing(runs: GitHubRuns, run: Run) -> None:
-    """GitHub failed the filing: the claim is given up, so that the redelivery files the request at once."""
-    held = run.links.get(CLAIM_LINK, "")
-    released = {CLAIM_LINK: f"released {held}"}
-    runs.record(run.id, lambda r: Linked(key=f"{r.id}/release/{held}", at=r.updated_at, links=released))
-
-
-def unfileable(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, mark: str, exc: GitHubError) -> Run:
-    """GitHub refused the request's issue with a 4xx the App cannot fix by retrying (SPEC U3): the run does not
-    wait for a request that does not exist, it escalates (``upstream_unfileable``), and the issue says the fix."""
-    fix = {
-        403: "the App lacks the Issues permission there",
-        404: f"the App is not installed on {effect.target}, or cannot see it",
-        410: f"issues are turned off in {effect.target}",
-        422: "GitHub refused the issue's title, body or labels",
-    }.get(exc.status, "GitHub refused the issue")
-    why = f"GitHub answered {exc.status} to the new issue in {effect.target}: {fix}"
-
-    def refusal(current: Run) -> UpstreamChanged:
-        return UpstreamChanged(key=f"{effect.key}/unfileable", at=current.updated_at, state="unfileable", note=why)
-
-    applied = runs.record(run.id, refusal)
-    run = runs.execute(applied.run, applied.graph, applied.effects) if applied.new else applied.run
-    said = (
-        f"Could not file the request {effect.title!r} in `{effect.target}`: {why}. The run escalated "
-        "(`upstream_unfileable`): fix that and resume it, or please file it by hand and resume it once done."
-    )
-    runs.api.comment(runs.repo, issue, f"{said}\n\n{mark}")
-    return run
 
 
 Taken = tuple[tuple[RepoConfig, str] | None, TeamSettings | None, list[str]]
