@@ -151,10 +151,13 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
         try:
             run = _create_request(runs, claimed, effect, issue, (read, taker, chain))
         except GitHubError as exc:
-            if exc.status >= 500 or exc.status == 429:  # GitHub failed: the delivery fails, its redelivery files it
-                release_filing(runs, claimed)
-                raise
-            return unfileable(runs, claimed, effect, issue, mark, exc)
+            if exc.status < 500 and exc.status != 429:  # refused for good: a person must act (SPEC U3)
+                return unfileable(runs, claimed, effect, issue, mark, exc)
+            release_filing(runs, claimed)  # GitHub failed: the delivery fails, its redelivery files it (GH8)
+            raise
+        except Exception:  # a transport error (a timeout): the same
+            release_filing(runs, claimed)
+            raise
     team, link = run.links.get(AUTO_LINK), run.links[UPSTREAM_LINK]
     if run.upstream is not None and run.upstream.id is None:  # SPEC V6: the run waits with its request's id
         state = "accepted" if team else "open"

@@ -90,13 +90,16 @@ def test_a_supervision_request_to_its_own_repository_goes_to_the_team_it_supervi
     assert run_of(world, 1).status is Status.AWAITING_UPSTREAM
 
 
-def test_a_github_failure_while_filing_a_request_is_retried_by_the_redelivery(world: World) -> None:
+@pytest.mark.parametrize(("status", "error"), [(502, "502"), (0, "injected timeout")])
+def test_a_github_failure_while_filing_a_request_is_retried_by_the_redelivery(
+    world: World, status: int, error: str
+) -> None:
     # SPEC GH8 (a failed delivery is recovered by its redelivery), U3 (the request is filed): GitHub answers 502
-    # to the App's new issue (past the client's retries): the delivery fails, and its redelivery files it
+    # to the App's new issue (past the client's retries), or times out: the delivery fails, its redelivery files it
     two_repositories(world, auto=True)
     world.label()
-    world.fake.fail("POST", f"/repos/{LIB}/issues", 502, times=10)
-    with pytest.raises(Exception, match="502"):
+    world.fake.fail("POST", f"/repos/{LIB}/issues", status, times=10)
+    with pytest.raises(Exception, match=error):
         asks_upstream(world, "end-1")
     assert not [issue for issue in world.fake.issues if issue["repo"] == LIB]
     world.fake.faults.clear()
@@ -208,8 +211,8 @@ def test_the_readme_says_how_requests_are_hardened() -> None:
         "A supervision run's request to its own repository that names no team goes to the team it supervises.",
         "The filing is claimed with compare-and-swap on the run's record before the issue is made, so two service "
         "replicas handling one delivery file one request.",
-        "A GitHub failure (5xx) while filing fails the delivery, and its redelivery files the request; an issue "
-        "GitHub refuses (404, 422) is not retried: the run escalates with `upstream_unfileable`, and its issue names "
-        "the status and the fix.",
+        "A GitHub failure (5xx or a timeout) while filing fails the delivery, and its redelivery files the request; "
+        "an issue GitHub refuses (404, 422) is not retried: the run escalates with `upstream_unfileable`, and its "
+        "issue names the status and the fix.",
     ):
         assert sentence in text, sentence
