@@ -110,6 +110,10 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
         return "resume", "results were accepted along the way; resuming re-arms the budget"
     if code is ReasonCode.UPSTREAM_REJECTED:
         return "abandon", "the upstream project refused the request this run depends on"
+    if code is ReasonCode.UPSTREAM_CYCLE:
+        return "abandon", "the request would come back to a team waiting in its own chain: do the work here"
+    if code is ReasonCode.UPSTREAM_UNFILEABLE:
+        return "resume", "GitHub refused the request's issue; once the App can file it there, resume to ask again"
     if code is ReasonCode.UPSTREAM_NOT_ALLOWED:
         return "resume", "the request named a repository outside `upstream:`; resuming re-runs the stage (amend it)"
     return "resume", "the run was stopped on purpose and can continue as it was"

@@ -174,6 +174,9 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
         escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
     elif state == "refused":  # SPEC U6: the shell did not file it, a cited finding does not exist
         escalate(t, ReasonCode.CITATION_NOT_FOUND, f"the request {upstream.title!r} was not filed: {event.note}")
+    elif state in ("cycle", "unfileable"):  # SPEC U3: the shell did not file it, a cycle or GitHub's 4xx
+        code = ReasonCode.UPSTREAM_CYCLE if state == "cycle" else ReasonCode.UPSTREAM_UNFILEABLE
+        escalate(t, code, f"the request {upstream.title!r} was not filed: {event.note}")
 
 
 def on_linked(t: Transition, event: Linked) -> None:

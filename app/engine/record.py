@@ -55,6 +55,8 @@ class ReasonCode(StrEnum):
     UPSTREAM_NOT_ALLOWED = "upstream_not_allowed"
     CITATION_MISSING = "citation_missing"  # a supervision run's request cites no finding in a checkable form (U6)
     CITATION_NOT_FOUND = "citation_not_found"  # ... or cites a file, commit, run or mission that does not exist
+    UPSTREAM_CYCLE = "upstream_cycle"  # the request would come back to a team its chain already waits in (U3)
+    UPSTREAM_UNFILEABLE = "upstream_unfileable"  # GitHub refused the request's issue (4xx): a person must act (U3)
     STOPPED = "stopped"
 
 

@@ -352,7 +352,6 @@ class LocalShell:
             return f"live (pid {holder})"
         return "stopped" if run.status is Status.RUNNING else "none"
 
-
     def notice_merge(self, run: Run) -> Run:
         """SPEC GH6 on a local run: once its branch is merged into the base, the run is done — the engine's
         Merged event, as the App applies on GitHub, keyed by the base's head so it is recorded once."""

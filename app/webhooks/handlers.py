@@ -26,7 +26,7 @@ from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import leave, tell_places
-from app.webhooks.requests import UPSTREAM_LINK, label_closed, start_accepted
+from app.webhooks.requests import UPSTREAM_LINK, default_branch_of, is_request, label_closed, own_marker, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.satellites import SatelliteUnreadable, satellite_closed
 from app.webhooks.satellites import pull_closed as landed
@@ -39,7 +39,6 @@ from app.webhooks.team_start import may_start, settle_start
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
-UPSTREAM = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
 # greedy: "(a (b))"; a stage with a control character or a slash names no mission file
 JOB_TITLE = re.compile(
     r"interlock (?P<run>[\w-][\w.-]{0,99}) mission (?P<seq>\d{1,9}) \((?P<stage>[^\x00-\x1f\x7f/\\]+)\)", re.ASCII
@@ -86,22 +85,21 @@ class Handlers:
         itself, not planned escalates it. The marker in the body is text anyone can write, so it is trusted
         only on an issue the App itself opened whose number the run recorded when it filed it, and only a close
         by the App or by someone with the configured permission on that repository counts (SPEC GH9)."""
-        found = UPSTREAM.search(text_at(delivery.payload, "issue", "body") or "")
+        found = own_marker(text_at(delivery.payload, "issue", "body") or "")
         if delivery.installation_id is None:
             return Outcome.IGNORED
-        left = self._leave_queue(delivery)  # SPEC U5: a closed issue leaves its team's queue, a request among them
-        if found is None:
-            return left
+        app_user, closer = f"{self.app_slug}[bot]", delivery.require_sender()
+        if found is None or not is_request(at(delivery.payload, "issue") or {}, self.app_slug):
+            return self._leave_queue(delivery)  # SPEC U5: a closed issue leaves its team's queue
         upstream = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
         number = delivery.require_number("issue", "number")
-        app_user, closer = f"{self.app_slug}[bot]", delivery.require_sender()
-        if not self.app_slug or login(text_at(delivery.payload, "issue", "user", "login")) != app_user:
-            log.warning("ignored %s: an upstream marker in an issue the app did not open", delivery.describe())
-            return Outcome.IGNORED
-        origin = GitHubRuns(self.app, delivery.installation_id, found.group("repo"), "main", self.library)
+        home = found.group("repo")  # its configuration is read at its own default branch
+        branch = default_branch_of(self.runs(delivery).api, home)
+        origin = GitHubRuns(self.app, delivery.installation_id, home, branch, self.library)
         if closer != app_user and not origin.config().allows(origin.api.permission(upstream, closer)):
             log.warning("ignored %s: closed by %s, who lacks the permission", delivery.describe(), closer)
-            return Outcome.IGNORED
+            return Outcome.IGNORED  # SPEC GH9: nothing changes, a queued request stays in line
+        self._leave_queue(delivery)  # SPEC U5: a request waiting in its team's queue leaves it
         completed = (text_at(delivery.payload, "issue", "state_reason") or "completed") == "completed"
         state = "delivered" if completed else "rejected"
         moment = when(text_at(delivery.payload, "issue", "closed_at"))

@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.engine.effects import FileRequest
+from app.engine.effects import Effect, FileRequest
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.events import Event, Linked, UpstreamChanged
+from app.engine.graph import Graph
 from app.engine.record import Run, Status
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import ConfigInvalid, RepoConfig
@@ -29,11 +30,16 @@ from app.github.teams import TEAM_LABEL, TeamSettings
 from app.runner.driver import Applied
 from app.store.github import GitHubStore
 from app.webhooks.delivery import Delivery
+from app.webhooks.filing import claim_filing, refuse_cycle, release_filing, unfileable
 from app.webhooks.issue_runs import issue_runs
 from app.webhooks.router import Outcome
 
-UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo} -->"
-MARKER = re.compile(r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+) -->")
+UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo}{chain} -->"
+MARKER = re.compile(
+    r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+)"
+    r"(?: chain=(?P<chain>[\w.,:/-]*))? -->"
+)
+SUPERVISED = re.compile(r"to supervise run `[\w.-]+` of team `(?P<team>[\w.-]+)`")
 UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
 AUTO_LINK = "upstream_team"  # the target team that auto-accepts the request the run filed (SPEC U4)
 FILED_LINK = "upstream_request"  # the key of the FileRequest effect that filed it: a redelivery files it once
@@ -62,9 +68,13 @@ class GitHubRuns(Protocol):
 
     def config(self) -> RepoConfig: ...
 
+    def team_of(self, run: Run) -> TeamSettings: ...
+
     def is_live(self, run: Run) -> bool: ...
 
     def record(self, run_id: str, make: Callable[[Run], Event]) -> Applied: ...
+
+    def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run: ...
 
     def apply(self, run_id: str, make: Callable[[Run], Event]) -> Run: ...
 
@@ -112,9 +122,10 @@ def unknown_team(named: str | None, taken: str | None, target: str) -> str:
     return f"(The request named team `{named}`, which {target} does not have.)" if named and named != taken else ""
 
 
-def request_body(run: Run, repo: str, issue: int, text: str, note: str) -> str:
-    """The request issue's body: the agent's words, where it comes from, and the marker naming the waiting run."""
-    marker = UPSTREAM_MARKER.format(run_id=run.id, repo=repo)
+def request_body(run: Run, repo: str, issue: int, text: str, note: str, chain: list[str] | None = None) -> str:
+    """The request issue's body: the agent's words, where it comes from, and the marker naming the waiting run
+    and the chain of teams (``owner/name:team``) that wait on it, its own first (SPEC U3: no cycle)."""
+    marker = UPSTREAM_MARKER.format(run_id=run.id, repo=repo, chain=f" chain={','.join(chain)}" if chain else "")
     said = f"\n\n{note}" if note else ""
     return f"{text}{said}\n\n_Filed by Interlock for run `{run.id}` of {repo}#{issue}._\n{marker}"
 
@@ -125,14 +136,28 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
     the target's team that accepts requests (a ``team:<name>`` label); labelled with the target's trigger label
     when that team auto-accepts (SPEC U4, started by ``start_accepted``), else ``request:open`` for a person.
     The note on the run's issue carries the effect's mark, so a redelivery finds it was filed; a redelivery
-    that finds the record names the issue this very effect filed (``FILED_LINK``) files nothing again."""
+    that finds the record names the issue this very effect filed (``FILED_LINK``) files nothing again, and a
+    replica that loses the claim (``claim_filing``) leaves the filing to the one that won it (SPEC GH8)."""
     if run.links.get(FILED_LINK) != effect.key:
+        read = target_config(runs.api, effect.target)
+        named, _ = named_team(effect.body)
+        taker = taking_team(read[0].team_settings(), named or supervised(runs, run, effect.target)) if read else None
+        chain = chain_of(runs, run)
+        if taker is not None and f"{effect.target}:{taker.name}" in chain:
+            return refuse_cycle(runs, run, effect, (issue, mark), f"{effect.target}:{taker.name}", chain)
+        claimed = claim_filing(runs, run, effect)
+        if claimed is None:
+            return run  # another replica files it (SPEC GH8)
         try:
-            run = _create_request(runs, run, effect, issue)
+            run = _create_request(runs, claimed, effect, issue, (read, taker, chain))
         except GitHubError as exc:
-            said = f"Could not file the request in `{effect.target}` ({exc.status}): please file it by hand."
-            runs.api.comment(runs.repo, issue, f"{said}\n\n{mark}")
-            return run
+            if exc.status < 500 and exc.status != 429:  # refused for good: a person must act (SPEC U3)
+                return unfileable(runs, claimed, effect, issue, mark, exc)
+            release_filing(runs, claimed)  # GitHub failed: the delivery fails, its redelivery files it (GH8)
+            raise
+        except Exception:  # a transport error (a timeout): the same
+            release_filing(runs, claimed)
+            raise
     team, link = run.links.get(AUTO_LINK), run.links[UPSTREAM_LINK]
     if run.upstream is not None and run.upstream.id is None:  # SPEC V6: the run waits with its request's id
         state = "accepted" if team else "open"
@@ -147,15 +172,43 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
     return run
 
 
-def _create_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int) -> Run:
+def own_marker(body: str) -> re.Match[str] | None:
+    """The marker of a request the App filed: only as the body's own trailer, after the line naming the same run
+    (``request_body``); a marker quoted anywhere else (a title copied into another issue) is no marker (GH9)."""
+    lines = body.rstrip().splitlines()
+    found = MARKER.fullmatch(lines[-1].strip()) if len(lines) >= 2 else None
+    if found is None:
+        return None
+    return found if lines[-2].startswith(f"_Filed by Interlock for run `{found.group('run')}` of ") else None
+
+
+def chain_of(runs: GitHubRuns, run: Run) -> list[str]:
+    """The teams (``owner/name:team``) that wait, directly or through requests, on what ``run`` asks for: its
+    own, then those its own request's marker carries when it works on a request (SPEC U3: no cycle)."""
+    found = None if run.supervision else own_marker(run.request.body)
+    carried = [link for link in (found.group("chain") or "").split(",") if link] if found else []
+    return [f"{runs.repo}:{run.team or runs.team_of(run).name}", *carried]
+
+
+def supervised(runs: GitHubRuns, run: Run, target: str) -> str | None:
+    """The team a supervision run supervises, which takes its requests to its own repository (SPEC U6): a
+    supervisor asks the team it watches, not itself; ``None`` for any other run or repository."""
+    found = SUPERVISED.search(run.request.body) if run.supervision and target == runs.repo else None
+    return found.group("team") if found else None
+
+
+Taken = tuple[tuple[RepoConfig, str] | None, TeamSettings | None, list[str]]
+
+
+def _create_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, taken: Taken) -> Run:
     """The request issue made in the target, for the team that takes it, and the run's record naming it."""
     named, text = named_team(effect.body)
-    read = target_config(runs.api, effect.target)
-    team = taking_team(read[0].team_settings(), named) if read else None
+    read, team, chain = taken
     auto = read is not None and team is not None and team.auto_accept
     labels = [read[0].trigger_label, f"{REQUEST_LABEL}accepted"] if auto and read else [f"{REQUEST_LABEL}open"]
     labels += [f"{TEAM_LABEL}{team.name}"] if team is not None and not team.implicit else []
-    body = request_body(run, runs.repo, issue, text, unknown_team(named, team.name if team else None, effect.target))
+    note = unknown_team(named, team.name if team else None, effect.target)
+    body = request_body(run, runs.repo, issue, text, note, chain)
     created = runs.api.create_issue(effect.target, effect.title, body, labels)
     filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}", FILED_LINK: effect.key, URL_LINK: created["url"]}
     if auto and team is not None:
@@ -184,7 +237,7 @@ def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Call
     issue: dict[str, Any] = {
         "number": int(number),
         "title": run.upstream.title,
-        "body": request_body(run, runs.repo, int(run.links.get("issue", "0")), text, note),
+        "body": request_body(run, runs.repo, int(run.links.get("issue", "0")), text, note, chain_of(runs, run)),
         "labels": [{"name": name} for name in labels],
         "user": {"login": bot, "type": "Bot"},
         "updated_at": run.updated_at.isoformat(),
@@ -202,10 +255,13 @@ def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Call
 
 def sibling(runs: GitHubRuns, repo: str) -> GitHubRuns:
     """The GitHub shell of another repository of the same installation."""
-    branch = runs.default_branch
-    if repo != runs.repo:
-        branch = str((runs.api.repository(repo) or {}).get("default_branch") or "main")
+    branch = runs.default_branch if repo == runs.repo else default_branch_of(runs.api, repo)
     return type(runs)(runs.app, runs.installation, repo, branch, runs.library)
+
+
+def default_branch_of(api: Installation, repo: str) -> str:
+    """The default branch of ``repo`` as GitHub says it, where its configuration is read."""
+    return str((api.repository(repo) or {}).get("default_branch") or "main")
 
 
 def lifecycle(status: Status) -> str:
@@ -232,17 +288,20 @@ def set_state(api: Installation, repo: str, issue: int, state: str) -> None:
 def is_request(issue: dict[str, Any], app_slug: str | None) -> bool:
     """Whether an issue of a payload is a request the App filed: opened by the App, carrying the marker."""
     author = str((issue.get("user") or {}).get("login") or "")
-    return bool(app_slug) and author == f"{app_slug}[bot]" and MARKER.search(str(issue.get("body") or "")) is not None
+    return bool(app_slug) and author == f"{app_slug}[bot]" and own_marker(str(issue.get("body") or "")) is not None
 
 
 def follow_request(runs: GitHubRuns, run: Run) -> None:
     """After each transition of a run on a request issue (its body carries the marker): the issue's label follows
     the run, and at done and delivered the waiting run is told, with the outcome (SPEC U3)."""
-    found = MARKER.search(run.request.body)
+    found = None if run.supervision else own_marker(run.request.body)
     issue = run.links.get("issue", "")
     if found is None or not issue.isdigit():
         return
     state = lifecycle(run.status)
+    closed = {f"{REQUEST_LABEL}rejected", f"{REQUEST_LABEL}delivered"} & runs.api.labels(runs.repo, int(issue))
+    if closed and state != "delivered":
+        return  # SPEC U3: closed upstream, the label says so; the run still working on it does not change that
     set_state(runs.api, runs.repo, int(issue), state)
     if state in ("done", "delivered"):
         tell_waiting(runs, run, found.group("repo"), found.group("run"), state)
