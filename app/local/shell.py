@@ -37,6 +37,8 @@ from app.engine.effects import (
 )
 from app.engine.errors import InterlockError, RunFinished
 from app.engine.events import (
+    Abandon,
+    Deliver,
     Event,
     GateAmended,
     GateApproved,
@@ -122,9 +124,9 @@ class LocalShell:
         branch = f"interlock/{run_id}"
         if self.store.read(record_path(run_id)) is None:  # a start killed before its record: start again
             drop_unused_start(self.repo, branch)
-        found = satellites.resolve(self.config.satellites, self.repo.working_dir)  # SPEC U7
+        found = satellites.resolve(self.config.satellites, self.repo)  # SPEC U7
+        satellites.make_branches(found, branch, self.repo)
         create_run_branch(self.repo, branch, self.config.base, title)
-        satellites.make_branches(found, branch)
         event = Start(
             key=f"{run_id}/start",
             at=at,
@@ -156,6 +158,8 @@ class LocalShell:
         event = Redactor().event(make(run))  # keyed once, so a retry re-applies it; a person's text masked
         if not drive:  # a stop: it must reach a run another process drives (SPEC J4)
             return self.driver.apply(run_id, same_event(event), graph).run
+        if not isinstance(event, Abandon | Deliver):  # these dispatch nothing: they go on without a satellite
+            satellites.check_present(run)
         with self.lock(run_id):  # held from before the event, across every retry, until the run needs nothing more
             applied = self.driver.apply(run_id, same_event(event), graph)
             return self._drive_held(applied.run, graph, applied.effects)

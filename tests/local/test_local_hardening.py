@@ -1,5 +1,6 @@
 """Local features of issue 13 hardened against a hostile user: the local team queues (app/local/queue.py,
-app/local/teamrun.py) and the commands that wait in them (app/cli_runs.py). Each test failed before its fix
+app/local/teamrun.py), the commands that wait in them (app/cli_runs.py), and satellite repositories
+(app/local/satellites.py). Each test failed before its fix
 (tests/local/test_review_issue13_local.py held it as a strict xfail)."""
 
 from __future__ import annotations
@@ -8,17 +9,26 @@ import contextlib
 import json
 import os
 import pty
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.engine.errors import InterlockError
+from app.engine.events import GateApproved
+from app.engine.record import Status
+from app.engine.validate import parse_graph
+from app.local.gitops import GitProblem
+from app.local.missions import now
 from app.local.queue import TeamFull, queue_folder, team_place
+from app.store.journal import record_path
 from tests.helpers import ROOT
+from tests.local.harness import Bench, make_repo
 from tests.local.test_team_queue import Proc, interlock, team_repo
 
 
@@ -206,6 +216,106 @@ def test_an_approval_that_waited_in_line_does_not_pass_a_later_gate(tmp_path: Pa
     assert (status["status"], status["stage"]) == ("gate_wait", "ship"), "Bob's approval of `draft` passed `ship`"
 
 
+# ---------------------------------------------------------------- satellites (app/local/satellites.py)
+
+ONE_STEP = {
+    "name": "one",
+    "entry": "build",
+    "nodes": [{"stage": "build", "capability": "coding", "requiresChanges": True, "maxVisits": 2}],
+    "edges": [{"from": "build", "verdict": "PASS", "to": "__end__"}],
+}
+GATE_THEN_CHECK = {
+    "name": "gate-then-check",
+    "entry": "build",
+    "nodes": [
+        {"stage": "build", "capability": "coding", "humanGate": True},
+        {"stage": "check", "capability": "review"},
+    ],
+    "edges": [
+        {"from": "build", "verdict": "PASS", "to": "check"},
+        {"from": "check", "verdict": "PASS", "to": "__end__"},
+    ],
+}
+WRITES = {"answer": "ok\nVERDICT: PASS", "write": {"a.txt": "x"}}
+
+
+def satellite_bench(tmp_path: Path, monkeypatch: Any, satellite: str, script: dict[str, Any]) -> Bench:
+    return Bench(tmp_path, script, monkeypatch, satellites=[satellite])
+
+
+def branches(folder: Path) -> str:
+    return subprocess.run(["git", "branch", "--list"], cwd=folder, capture_output=True, text=True).stdout
+
+
+# SPEC U7: the run's own repository, named through its git folder, is no satellite
+def test_the_run_s_own_git_folder_is_refused_as_a_satellite(tmp_path: Path, monkeypatch: Any) -> None:
+    bench = satellite_bench(tmp_path, monkeypatch, ".git", {"build": WRITES})
+    with pytest.raises(GitProblem, match="the run's own repository"):
+        bench.shell().start(parse_graph(ONE_STEP), "t", "", run_id="r1")
+    assert "interlock/r1" not in branches(bench.folder)
+
+
+# SPEC U7: repositories compared by their common git folder: a linked worktree of the run's own is refused
+# before anything is made
+def test_a_linked_worktree_of_the_run_s_own_repository_is_refused_before_anything_is_made(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    bench = satellite_bench(tmp_path, monkeypatch, os.pardir + os.sep + "wt", {"build": WRITES})
+    subprocess.run(["git", "worktree", "add", "-b", "side", str(tmp_path / "wt")], cwd=bench.folder, check=True)
+    shell = bench.shell()
+    with pytest.raises(GitProblem, match="the run's own repository"):
+        shell.start(parse_graph(ONE_STEP), "t", "", run_id="r1")
+    assert shell.store.read(record_path("r1")) is None
+
+
+# SPEC U7 / COMMON (no stuck runs): a command that would drive a run whose satellite is gone is refused first
+def test_a_satellite_deleted_mid_run_does_not_leave_the_run_running(tmp_path: Path, monkeypatch: Any) -> None:
+    make_repo(tmp_path / "docs")
+    ok = {"answer": "ok\nVERDICT: PASS"}
+    bench = satellite_bench(tmp_path, monkeypatch, os.pardir + os.sep + "docs", {"build": ok, "check": ok})
+    shell = bench.shell()
+    assert shell.start(parse_graph(GATE_THEN_CHECK), "t", "", run_id="r1").status is Status.GATE_WAIT
+    shutil.rmtree(tmp_path / "docs")
+    with pytest.raises(GitProblem, match="is no longer a git repository; nothing was changed"):
+        shell.send("r1", lambda r: GateApproved(key=f"r1/gate/{r.version}", at=now(), note=""))
+    run = shell.store.load("r1")
+    assert run.status is Status.GATE_WAIT, (run.stage, run.waiting)  # where it was: approve again once restored
+
+
+# SPEC U7 / README 'The repository's file drives local runs too': `owner/name` is the folder `../name`
+def test_the_repository_s_file_with_github_satellites_still_drives_a_local_run(tmp_path: Path) -> None:
+    repo = team_repo(tmp_path)
+    config = repo / ".github" / "interlock.yml"
+    config.write_text(config.read_text() + "    satellites: [acme/docs]\n")
+    make_repo(tmp_path / "docs")  # README: `owner/name` is the folder `../name` beside the repository
+    done = Proc(tmp_path, repo, "sat", 0.1, "run", "--request", "x", "--run-id", "sat", "--gates", "stop")
+    assert done.result()["status"] == "awaiting_merge"
+
+
+# SPEC U7, P4: a satellite's run branch is claimed by the repository whose run made it
+def test_runs_of_two_repositories_with_one_satellite_do_not_share_its_run_branch(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    docs = tmp_path / "docs"
+    make_repo(docs)
+    tree = docs / ".git" / "interlock" / "worktrees" / "r1"
+    gated = {**ONE_STEP, "nodes": [{**ONE_STEP["nodes"][0], "humanGate": True}]}  # type: ignore[dict-item]
+    up = os.pardir + os.sep
+    for name in ("app", "api"):
+        (tmp_path / name).mkdir()
+        step = {"answer": "ok\nVERDICT: PASS", "write": {str(tree / f"from-{name}.md"): name}}
+        bench = Bench(tmp_path / name, {"build": step}, monkeypatch, satellites=[up + up + "docs"])
+        shell = bench.shell()
+        if name == "app":
+            assert shell.start(parse_graph(gated), name, "", run_id="r1").status is Status.GATE_WAIT
+            continue
+        with pytest.raises(GitProblem, match="already has a branch interlock/r1 of another run"):
+            shell.start(parse_graph(gated), name, "", run_id="r1")
+        assert shell.store.read(record_path("r1")) is None  # the second run started nothing
+    landed = subprocess.run(["git", "ls-tree", "--name-only", "interlock/r1"], cwd=docs, capture_output=True, text=True)
+    assert "from-app.md" in landed.stdout and "from-api.md" not in landed.stdout, landed.stdout
+
+
 def test_the_readme_says_how_the_local_queue_treats_people_killed_runs_and_odd_files() -> None:
     # each sentence is checked by a test above: terminal gates, a moved-on run, a killed holder, names, files
     text = " ".join((ROOT / "README.md").read_text().split())
@@ -215,9 +325,23 @@ def test_the_readme_says_how_the_local_queue_treats_people_killed_runs_and_odd_f
         "A command that waited applies to the run as it was when typed: if another command moved the run on "
         "meanwhile, it is refused (exit 2) and changes nothing.",
         "The run that takes the place of a killed one first stops the agent the killed one left running.",
-        "where each character of the team's name other than an ASCII letter, a digit, `-` or `_` is written `%XX` "
-        "(team `a/b` is `a%2Fb`);",
+        "In that folder's name, each character of the team's name other than an ASCII letter, a digit, `-` or `_` "
+        "is written `%XX` (team `a/b` is `a%2Fb`);",
         "a file there that is not what Interlock keeps (a folder, a FIFO, damaged JSON) is named in a clear error "
         "or read as an empty line, never followed.",
+    ):
+        assert words in text, words
+
+
+def test_the_readme_says_which_satellites_a_local_run_refuses() -> None:
+    # each sentence is checked by a satellite test above (SPEC U7)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in (
+        "A satellite that is the run's own repository (its git folder, a linked worktree of it) is refused before "
+        "anything is made.",
+        "A satellite's run branch belongs to the repository whose run made it: a run of another repository with the "
+        "same run id is refused and starts nothing.",
+        "While a satellite is gone, a command that would drive its run on (`approve`, `resume`...) is refused and "
+        "changes nothing: restore it, or `interlock abandon` the run.",
     ):
         assert words in text, words
