@@ -45,8 +45,8 @@ from app.local.reports import (
     render_status,
     table,
 )
-from app.local.shell import LocalShell, stop_event
-from app.local.teamrun import RunPlan, own_config, plan_run, team_turn
+from app.local.shell import LocalShell, new_run_id, stop_event
+from app.local.teamrun import RunPlan, own_config, plan_run, refuse_moved_on, team_turn
 from app.redact import Redactor
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
@@ -194,9 +194,16 @@ def continue_run(
     if relaunch is not None:  # said once the override passed its checks: a refused one changes nothing
         shell.progress.line(f"{command} overrides the run's {', '.join(relaunch.changed)}, from now on")
     name = kind.__name__.lower()
-    with team_turn(shell) if drives_agents else contextlib.nullcontext():  # the team's queue (SPEC U5)
-        run = shell.send(run_id, lambda r: kind(key=f"{r.id}/{name}/{r.version}", at=now(), launch=relaunch, **fields))
+    seen = shell.store.load(run_id)  # what the person saw: the command applies to it, not to what follows
+
+    def event(run: Run) -> ev.Event:
+        refuse_moved_on(seen, run, command)
+        return kind(key=f"{run.id}/{name}/{run.version}", at=now(), launch=relaunch, **fields)
+
+    with team_turn(shell, run_id) if drives_agents else contextlib.nullcontext():  # the team's queue (SPEC U5)
+        run = shell.send(run_id, event)
     emit_run(run, shell, as_json)
+
 
 
 @dataclass(frozen=True)
@@ -297,7 +304,8 @@ def register(cli: typer.Typer) -> None:
             return shell
 
         shell = preflight_shell(plan.graph, repo, path, agent, base, make)
-        with team_turn(shell, wait=not no_wait):  # a place among the team's runs (SPEC U5)
+        run_id = run_id or new_run_id()  # named before the team's place, which records the run's agent file
+        with team_turn(shell, run_id, wait=not no_wait):  # a place among the team's runs (SPEC U5)
             started = shell.start(plan.graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1])
         emit_run(started, shell, as_json)
 

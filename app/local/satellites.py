@@ -40,30 +40,62 @@ class SatelliteTree:
     before: str
 
 
-def resolve(written: list[str], main: Path) -> list[str]:
+def resolve(written: list[str], main: Repo) -> list[str]:
     """The satellites the configuration names, as absolute folders; one that holds no git repository with a
-    commit is refused before anything is made."""
+    commit, or that is the run's own repository (its git folder, a linked worktree of it: the same common git
+    folder), is refused before anything is made."""
     found: list[str] = []
     for name in written:
-        folder = (main / name).resolve()
+        folder = (main.working_dir / name).resolve()
         repo = find_repo(folder)
         if repo is None or not repo.heads():
             raise GitProblem(
                 f"the satellite {name} ({folder}) is not a git repository with a commit",
                 "create it there, or remove it from `satellites:` in the --config file",
             )
-        if folder == main.resolve():
+        if repo.common_dir.resolve() == main.common_dir.resolve():
             raise GitProblem(f"the satellite {name} is the run's own repository", "name other repositories")
         found.append(str(folder))
     return found
 
 
-def make_branches(satellites: list[str], branch: str) -> None:
-    """The run branch in each satellite, from its checked-out head (kept if a killed start made it already)."""
-    for path in satellites:
-        repo = _repo(path)
+def make_branches(satellites: list[str], branch: str, owner: Repo) -> None:
+    """The run branch in each satellite, from its checked-out head (kept if a killed start of this run made it
+    already). Each branch is claimed for the repository whose run made it (a file in the satellite's git folder),
+    so that a run of another repository with the same run id is refused instead of landing on it (SPEC U7);
+    every satellite is checked before any branch is made."""
+    repos = [_repo(path) for path in satellites]
+    mine = str(owner.common_dir.resolve())
+    for repo in repos:
+        claimed = _claim_file(repo, branch)
+        holder = claimed.read_text(encoding="utf-8").strip() if claimed.is_file() else None
+        if (holder is not None and holder != mine) or (holder is None and branch in repo.heads()):
+            raise GitProblem(
+                f"the satellite {repo.working_dir} already has a branch {branch} of another run"
+                f"{f' (of the repository {holder})' if holder else ''}; nothing was started",
+                "start this run with another --run-id",
+            )
+    for repo in repos:
+        claimed = _claim_file(repo, branch)
+        claimed.parent.mkdir(parents=True, exist_ok=True)
+        claimed.write_text(mine + "\n", encoding="utf-8")  # before the branch: a killed start finds its claim
         if branch not in repo.heads():
             repo.git("branch", branch, "HEAD")
+
+
+def _claim_file(repo: Repo, branch: str) -> Path:
+    return repo.common_dir / "interlock" / "satellite-runs" / branch.replace("/", "%2F")
+
+
+def check_present(run: Run) -> None:
+    """Refuse to drive a run on while one of its satellites is gone (SPEC U7): checked before a person's event
+    is applied, so the run stays where it was instead of dispatching a mission that cannot be checked out."""
+    for path in run.satellites:
+        if find_repo(Path(path)) is None:
+            raise GitProblem(
+                f"the satellite {path} of run {run.id} is no longer a git repository; nothing was changed",
+                f"restore it and type the command again, or `interlock abandon {run.id}`",
+            )
 
 
 def check_out(run: Run) -> list[SatelliteTree]:

@@ -15,7 +15,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeAlias, assert_never
@@ -37,6 +37,8 @@ from app.engine.effects import (
 )
 from app.engine.errors import InterlockError, RunFinished
 from app.engine.events import (
+    Abandon,
+    Deliver,
     Event,
     GateAmended,
     GateApproved,
@@ -104,6 +106,8 @@ class LocalShell:
         self.gates = gates
         self.progress = progress or Progress(quiet=True)
         self.ask = ask
+        # what asking a person at the terminal steps out of: the team's place, set by teamrun.team_turn
+        self.away_from_team: Callable[[], AbstractContextManager[None]] = nullcontext
 
     def start(
         self, graph: Graph, title: str, body: str, run_id: str | None = None, launch: Launch | None = None
@@ -120,9 +124,9 @@ class LocalShell:
         branch = f"interlock/{run_id}"
         if self.store.read(record_path(run_id)) is None:  # a start killed before its record: start again
             drop_unused_start(self.repo, branch)
-        found = satellites.resolve(self.config.satellites, self.repo.working_dir)  # SPEC U7
+        found = satellites.resolve(self.config.satellites, self.repo)  # SPEC U7
+        satellites.make_branches(found, branch, self.repo)
         create_run_branch(self.repo, branch, self.config.base, title)
-        satellites.make_branches(found, branch)
         event = Start(
             key=f"{run_id}/start",
             at=at,
@@ -154,6 +158,8 @@ class LocalShell:
         event = Redactor().event(make(run))  # keyed once, so a retry re-applies it; a person's text masked
         if not drive:  # a stop: it must reach a run another process drives (SPEC J4)
             return self.driver.apply(run_id, same_event(event), graph).run
+        if not isinstance(event, Abandon | Deliver):  # these dispatch nothing: they go on without a satellite
+            satellites.check_present(run)
         with self.lock(run_id):  # held from before the event, across every retry, until the run needs nothing more
             applied = self.driver.apply(run_id, same_event(event), graph)
             return self._drive_held(applied.run, graph, applied.effects)
@@ -213,7 +219,7 @@ class LocalShell:
         if self.store.load(run.id).stop_requested:
             return missions.skipped(run, effect)
         keep = self._session_keeper(run.id, graph, effect.seq)
-        agent = self._agent_path(run.id)
+        agent = self.agent_path(run.id)
         with self.progress.running(f"{effect.stage} · mission #{effect.seq} ({effect.kind.value})"):
             try:
                 return missions.run_mission(
@@ -244,16 +250,19 @@ class LocalShell:
         current = self.store.load(run.id)
         view = gate_answer(current, self.store, screen_lines())
         shown = f"{render_gate_answer(view)}\n\n" if view is not None else ""
-        answer = self.ask(f"{shown}Gate at {effect.stage} ({effect.verdict}). [a]pprove, [m]end, or [s]top? ")
-        while answer.strip().lower() not in GATE_ANSWERS:  # a typo must not leave the gate unnoticed
-            answer = self.ask("Type a (approve), m (amend) or s (stop here; approve or amend later): ")
+        with self.away_from_team():  # a run waiting for a person holds no place of its team (SPEC U5)
+            answer = self.ask(f"{shown}Gate at {effect.stage} ({effect.verdict}). [a]pprove, [m]end, or [s]top? ")
+            while answer.strip().lower() not in GATE_ANSWERS:  # a typo must not leave the gate unnoticed
+                answer = self.ask("Type a (approve), m (amend) or s (stop here; approve or amend later): ")
+            choice = answer.strip().lower()
+            approved = choice in ("a", "approve", "y", "yes")
+            if approved or choice in ("m", "amend"):
+                note = self.ask("Note for the next steps (optional): " if approved else "What should change? ")
         key = f"{run.id}/gate/{effect.mission}/{current.version}"
-        if answer.strip().lower() in ("a", "approve", "y", "yes"):
-            note = self.ask("Note for the next steps (optional): ").strip()
-            return missions.Done(GateApproved(key=key, at=missions.now(), note=note, by=_user()), {})
-        if answer.strip().lower() in ("m", "amend"):
-            note = self.ask("What should change? ").strip()
-            return missions.Done(GateAmended(key=key, at=missions.now(), note=note, by=_user()), {})
+        if approved:
+            return missions.Done(GateApproved(key=key, at=missions.now(), note=note.strip(), by=_user()), {})
+        if choice in ("m", "amend"):
+            return missions.Done(GateAmended(key=key, at=missions.now(), note=note.strip(), by=_user()), {})
         return None
 
     def _question(self, run: Run, effect: PostMessage) -> missions.Done | None:
@@ -263,10 +272,11 @@ class LocalShell:
             return None
         current = self.store.load(run.id)
         self.progress.line(f"{current.stage} · question for a person")
-        answer = self.ask(
-            f"Stage {current.stage} asks:\n{current.questions}\n\n"
-            f"Your answer (empty: answer later with `interlock answer {run.id} --text T`): "
-        ).strip()
+        with self.away_from_team():  # a run waiting for a person holds no place of its team (SPEC U5)
+            answer = self.ask(
+                f"Stage {current.stage} asks:\n{current.questions}\n\n"
+                f"Your answer (empty: answer later with `interlock answer {run.id} --text T`): "
+            ).strip()
         if not answer:
             return None
         key = f"{run.id}/answer/{current.version}"
@@ -308,7 +318,7 @@ class LocalShell:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _agent_path(self, run_id: str) -> Path:
+    def agent_path(self, run_id: str) -> Path:
         """Where the runner writes down the process group of the agent it runs (app/local/leftovers.py)."""
         return self._lock_path(run_id).with_suffix(".agent")
 
@@ -328,7 +338,7 @@ class LocalShell:
             handle.truncate()
             handle.write(str(os.getpid()))
             handle.flush()
-            stopped = leftovers.stop_leftover(self._agent_path(run_id))
+            stopped = leftovers.stop_leftover(self.agent_path(run_id))
             if stopped is not None:
                 self.progress.line(f"stopped the agent (process group {stopped}) a runner that died left running")
                 leftovers.wait_gone(stopped)

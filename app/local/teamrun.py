@@ -3,13 +3,15 @@ the team's turn (app/local/queue.py) that a process driving a run of a team with
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.engine.errors import GraphFileError
+from app.engine.errors import GraphFileError, InterlockError
 from app.engine.graph import Graph
+from app.engine.record import Run
 from app.github.config import CONFIG_PATH
 from app.github.teams import IMPLICIT_TEAM
 from app.graphset import find_graph, library_dirs
@@ -62,13 +64,31 @@ def team_name(config: LocalConfig) -> str:
 
 
 @contextmanager
-def team_turn(shell: LocalShell, wait: bool = True) -> Iterator[None]:
-    """Hold a place of the run's team while the body drives it (SPEC U5); no limit without ``concurrency``."""
+def team_turn(shell: LocalShell, run_id: str, wait: bool = True) -> Iterator[None]:
+    """Hold a place of the run's team while the body drives run ``run_id`` (SPEC U5), given up while the run
+    asks a person at the terminal; no limit without ``concurrency``. The place names the run's agent file, so
+    that the next holder stops an agent this process leaves running if it is killed."""
     limit = shell.config.concurrency
     if limit is None:
         yield
         return
     name = team_name(shell.config)
     folder = queue_folder(common_dir(Path(shell.repo.git_dir)), name)
-    with team_place(folder, name, limit, shell.progress.line, wait):
-        yield
+    place = team_place(folder, name, limit, shell.progress.line, wait, shell.agent_path(run_id))
+    with place:
+        shell.away_from_team = place.stepped_out
+        try:
+            yield
+        finally:
+            shell.away_from_team = contextlib.nullcontext
+
+
+def refuse_moved_on(seen: Run, run: Run, command: str) -> None:
+    """A command that waited in line for a place applies to the run the person saw (SPEC H5: a gate binds to what
+    the person reviewed): if another command moved the run on meanwhile, it is refused and changes nothing."""
+    if run.version != seen.version:
+        raise InterlockError(
+            f"run {run.id} moved on while `{command}` waited (it was {seen.status.value} at {seen.stage}, now "
+            f"{run.status.value} at {run.stage}): nothing was changed; look at `interlock status {run.id}` and "
+            "type the command again if it still applies"
+        )

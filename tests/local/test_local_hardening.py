@@ -1,6 +1,7 @@
-"""Review of issue 13's local features (a hostile user's and a reviewer's attacks): `interlock run` driven by the
-repository's `.github/interlock.yml` (app/local/repofile.py, app/local/teamrun.py) and the local team queues
-(app/local/queue.py). Each test shows one defect and is marked xfail(strict=True) until it is fixed."""
+"""Local features of issue 13 hardened against a hostile user: the local team queues (app/local/queue.py,
+app/local/teamrun.py), the commands that wait in them (app/cli_runs.py), and satellite repositories
+(app/local/satellites.py). Each test failed before its fix
+(tests/local/test_review_issue13_local.py held it as a strict xfail)."""
 
 from __future__ import annotations
 
@@ -66,11 +67,9 @@ def take_place_in_child(folder: Path, seconds: float = 5) -> subprocess.Complete
 # ---------------------------------------------------------------- local queues (app/local/queue.py)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC U5 / README 'Local queues' (kill -9 included): the killed holder's agent runs in a session of its "
-    "own and is not stopped when the queue gives its place away, so two agents of a concurrency-1 team work at once",
-)
+
+# SPEC U5 (a team runs at most `concurrency` runs at once): the place records the run's agent file; the next
+# holder stops the agent a killed holder left running (app/local/leftovers.py) before its run starts
 def test_a_killed_holder_s_agent_is_stopped_before_the_next_run_of_the_team_starts(tmp_path: Path) -> None:
     # SPEC U5: a team runs at most `concurrency` runs at once; README: "starts when a run of the team ends,
     # however it ends, `kill -9` included"
@@ -89,11 +88,7 @@ def test_a_killed_holder_s_agent_is_stopped_before_the_next_run_of_the_team_star
             os.killpg(agent, signal.SIGKILL)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC U5: after `concurrency` is lowered (2 -> 1) a new run takes the free slot-0 while a run holding "
-    "slot-1 still runs: two runs at once in a team of concurrency 1 (queue.py _try_place looks only at slots < N)",
-)
+# SPEC U5: every held slot counts against `concurrency`, those above a lowered limit too
 def test_a_lowered_concurrency_still_bounds_the_runs_at_once(tmp_path: Path) -> None:
     # SPEC U5: a team runs at most `concurrency` runs at once; here the file went from 2 to 1 while runs lived
     folder = queue_folder(tmp_path / "git", "core")
@@ -107,11 +102,7 @@ def test_a_lowered_concurrency_still_bounds_the_runs_at_once(tmp_path: Path) -> 
         second.__exit__(None, None, None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC U5: team names differing only in path characters ('a/b', 'a_b', 'a b') share one queue folder "
-    "(queue.py queue_folder), so one team's run takes or waits for another team's place",
-)
+# SPEC U5: a team's queue is its own; the folder's name escapes the team's name injectively (`%XX`)
 def test_two_teams_whose_names_differ_only_in_path_characters_have_their_own_places(tmp_path: Path) -> None:
     git = tmp_path / "git"
     # team `a/b` holds its one place; team `a_b` runs nothing: its one place is free
@@ -120,13 +111,10 @@ def test_two_teams_whose_names_differ_only_in_path_characters_have_their_own_pla
         team_place(queue_folder(git, "a_b"), "a_b", 1, quiet, wait=False) as number,
     ):
         assert number == 0
+    assert queue_folder(git, "a/b").name == "a%2Fb"  # README 'Local queues'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README 'Local queues' / COMMON (no stuck runs): a FIFO at .git/interlock/queues/<team>/line.json makes "
-    "every `interlock run` of the team block forever in _read_line (read_text on a FIFO), even with --no-wait",
-)
+# SPEC U5 / COMMON (no stuck runs): line.json is read only when it is a regular file, opened non-blocking
 def test_a_fifo_line_file_does_not_hang_the_team_s_runs(tmp_path: Path) -> None:
     folder = queue_folder(tmp_path / "git", "core")
     folder.mkdir(parents=True)
@@ -134,11 +122,7 @@ def test_a_fifo_line_file_does_not_hang_the_team_s_runs(tmp_path: Path) -> None:
     assert take_place_in_child(folder) is not None, "`--no-wait` hung on the FIFO line.json"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="queue.py's promise 'damaged by hand: each waiter joins again': a deeply nested line.json raises "
-    "RecursionError (not ValueError) in _read_line: 'internal error' instead of a run",
-)
+# SPEC U5: a line damaged by hand is an empty line (each waiter joins again), nested too deep included
 def test_a_damaged_line_file_is_read_as_an_empty_line(tmp_path: Path) -> None:
     folder = queue_folder(tmp_path / "git", "core")
     folder.mkdir(parents=True)
@@ -147,11 +131,7 @@ def test_a_damaged_line_file_is_read_as_an_empty_line(tmp_path: Path) -> None:
         assert number == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="COMMON 'bad input gets a clear, specific error': a queue file that is a folder (slot-0.lock) makes "
-    "`interlock run` die with 'internal error: IsADirectoryError' (queue.py _take) instead of naming the file",
-)
+# COMMON (bad input gets a clear error): a queue file that is not a file is named, nothing started
 def test_a_slot_file_that_is_a_folder_gets_a_clear_error(tmp_path: Path) -> None:
     folder = queue_folder(tmp_path / "git", "core")
     (folder / "slot-0.lock").mkdir(parents=True)
@@ -161,11 +141,7 @@ def test_a_slot_file_that_is_a_folder_gets_a_clear_error(tmp_path: Path) -> None
     assert "slot-0.lock" in str(refused.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README 'Local queues': 'a run stopped at a gate holds none' — on a terminal (gates `ask`, the default) "
-    "the run waits for the person's answer inside team_turn, holding the team's place for as long as nobody answers",
-)
+# SPEC U5 / README 'Local queues': a run asking a person at the terminal gives its team's place up
 def test_a_run_asking_a_person_at_a_gate_on_a_terminal_holds_no_place(tmp_path: Path) -> None:
     repo = team_repo(tmp_path)
     (tmp_path / "asking.json").write_text('{"work": {"answer": "done"}}')
@@ -196,11 +172,7 @@ def test_a_run_asking_a_person_at_a_gate_on_a_terminal_holds_no_place(tmp_path: 
         os.close(follower)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="queue.py _live: a damaged line.json entry's ticket is joined into a path unchecked and the file unlinked, "
-    'so `{"ticket": "../../../../index"}` deletes the repository\'s .git/index.lock held by a running git command',
-)
+# SPEC U5: a ticket of line.json is used as a file name only if it has the form Interlock writes
 def test_a_damaged_line_file_deletes_nothing_outside_the_queue_folder(tmp_path: Path) -> None:
     git = tmp_path / "git"
     folder = queue_folder(git, "core")
@@ -223,12 +195,7 @@ TWO_GATES = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC H (a gate passes by a person who saw it) / README 'the command that continues it waits': an `approve` "
-    "typed at gate `draft` waits in line, then keys its approval on the run as it is when it gets a place "
-    "(cli_runs.continue_run -> shell.send), so it passes gate `ship`, which nobody approved",
-)
+# SPEC H5 (a gate binds to what was reviewed): a command that waited in line is refused if the run moved on
 def test_an_approval_that_waited_in_line_does_not_pass_a_later_gate(tmp_path: Path) -> None:
     repo = team_repo(tmp_path)
     (repo / "graphs" / "two-gates.json").write_text(json.dumps(TWO_GATES))
@@ -244,12 +211,12 @@ def test_an_approval_that_waited_in_line_does_not_pass_a_later_gate(tmp_path: Pa
     assert alice.result()["stage"] == "ship"  # Alice's approval passed `draft`; the run waits at `ship`
     bob.process.communicate(timeout=60)
     bob.err.close()
+    assert bob.process.returncode == 2 and "moved on while `approve` waited" in bob.stderr(), bob.stderr()
     status = json.loads(interlock(repo, "status", "R", "--json").stdout)
     assert (status["status"], status["stage"]) == ("gate_wait", "ship"), "Bob's approval of `draft` passed `ship`"
 
 
-# ---------------------------------------------------------------- satellites (branch i13-satellites)
-# These run where app/local/satellites.py exists (after i13-satellites is merged); they are skipped before.
+# ---------------------------------------------------------------- satellites (app/local/satellites.py)
 
 ONE_STEP = {
     "name": "one",
@@ -273,7 +240,6 @@ WRITES = {"answer": "ok\nVERDICT: PASS", "write": {"a.txt": "x"}}
 
 
 def satellite_bench(tmp_path: Path, monkeypatch: Any, satellite: str, script: dict[str, Any]) -> Bench:
-    pytest.importorskip("app.local.satellites")
     return Bench(tmp_path, script, monkeypatch, satellites=[satellite])
 
 
@@ -281,11 +247,7 @@ def branches(folder: Path) -> str:
     return subprocess.run(["git", "branch", "--list"], cwd=folder, capture_output=True, text=True).stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC U7 / satellites.resolve ('the satellite is the run's own repository' is refused): `satellites: "
-    "[.git]` names the run's own repository through its git folder and is taken as a satellite",
-)
+# SPEC U7: the run's own repository, named through its git folder, is no satellite
 def test_the_run_s_own_git_folder_is_refused_as_a_satellite(tmp_path: Path, monkeypatch: Any) -> None:
     bench = satellite_bench(tmp_path, monkeypatch, ".git", {"build": WRITES})
     with pytest.raises(GitProblem, match="the run's own repository"):
@@ -293,12 +255,8 @@ def test_the_run_s_own_git_folder_is_refused_as_a_satellite(tmp_path: Path, monk
     assert "interlock/r1" not in branches(bench.folder)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC U7 / satellites.resolve ('refused before anything is made'): a linked worktree of the run's own "
-    "repository passes the check (folders compared, not repositories); the first mission then dies on `git worktree` "
-    "(GitFailed) and leaves a run record `running` that nobody drives",
-)
+# SPEC U7: repositories compared by their common git folder: a linked worktree of the run's own is refused
+# before anything is made
 def test_a_linked_worktree_of_the_run_s_own_repository_is_refused_before_anything_is_made(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
@@ -310,50 +268,34 @@ def test_a_linked_worktree_of_the_run_s_own_repository_is_refused_before_anythin
     assert shell.store.read(record_path("r1")) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="COMMON (no stuck runs): a satellite deleted while a run waits at a gate makes `approve` raise GitProblem "
-    "from check_out after the mission was dispatched: the run stays `running` at a mission that never ran, no reason",
-)
+# SPEC U7 / COMMON (no stuck runs): a command that would drive a run whose satellite is gone is refused first
 def test_a_satellite_deleted_mid_run_does_not_leave_the_run_running(tmp_path: Path, monkeypatch: Any) -> None:
-    pytest.importorskip("app.local.satellites")
     make_repo(tmp_path / "docs")
     ok = {"answer": "ok\nVERDICT: PASS"}
     bench = satellite_bench(tmp_path, monkeypatch, os.pardir + os.sep + "docs", {"build": ok, "check": ok})
     shell = bench.shell()
     assert shell.start(parse_graph(GATE_THEN_CHECK), "t", "", run_id="r1").status is Status.GATE_WAIT
     shutil.rmtree(tmp_path / "docs")
-    with contextlib.suppress(InterlockError):  # a clear error is welcome; the run must not be left running
+    with pytest.raises(GitProblem, match="is no longer a git repository; nothing was changed"):
         shell.send("r1", lambda r: GateApproved(key=f"r1/gate/{r.version}", at=now(), note=""))
     run = shell.store.load("r1")
-    assert run.status is not Status.RUNNING, (run.stage, run.waiting)
+    assert run.status is Status.GATE_WAIT, (run.stage, run.waiting)  # where it was: approve again once restored
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README 'a file that `interlock config check --file` accepts is one that `interlock run` runs' / issue 13 "
-    "item 8: a team's GitHub `satellites: [owner/name]` are passed on as written (repofile.settings) and "
-    "satellites.resolve refuses them as folders, so the repository's own file cannot drive any local run of the team",
-)
+# SPEC U7 / README 'The repository's file drives local runs too': `owner/name` is the folder `../name`
 def test_the_repository_s_file_with_github_satellites_still_drives_a_local_run(tmp_path: Path) -> None:
-    pytest.importorskip("app.local.satellites")
     repo = team_repo(tmp_path)
     config = repo / ".github" / "interlock.yml"
     config.write_text(config.read_text() + "    satellites: [acme/docs]\n")
+    make_repo(tmp_path / "docs")  # README: `owner/name` is the folder `../name` beside the repository
     done = Proc(tmp_path, repo, "sat", 0.1, "run", "--request", "x", "--run-id", "sat", "--gates", "stop")
     assert done.result()["status"] == "awaiting_merge"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SPEC U7 / P4 (the run's work on its own run branch): two repositories sharing a satellite, runs with the "
-    "same --run-id: the second reuses the first's satellite branch and worktree (make_branches keeps a branch that "
-    "exists), so its commits land on the other run's branch and are merged with it",
-)
+# SPEC U7, P4: a satellite's run branch is claimed by the repository whose run made it
 def test_runs_of_two_repositories_with_one_satellite_do_not_share_its_run_branch(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    pytest.importorskip("app.local.satellites")
     docs = tmp_path / "docs"
     make_repo(docs)
     tree = docs / ".git" / "interlock" / "worktrees" / "r1"
@@ -363,7 +305,43 @@ def test_runs_of_two_repositories_with_one_satellite_do_not_share_its_run_branch
         (tmp_path / name).mkdir()
         step = {"answer": "ok\nVERDICT: PASS", "write": {str(tree / f"from-{name}.md"): name}}
         bench = Bench(tmp_path / name, {"build": step}, monkeypatch, satellites=[up + up + "docs"])
-        with contextlib.suppress(InterlockError):  # a clear refusal of the second run is welcome too
-            bench.shell().start(parse_graph(gated), name, "", run_id="r1")
+        shell = bench.shell()
+        if name == "app":
+            assert shell.start(parse_graph(gated), name, "", run_id="r1").status is Status.GATE_WAIT
+            continue
+        with pytest.raises(GitProblem, match="already has a branch interlock/r1 of another run"):
+            shell.start(parse_graph(gated), name, "", run_id="r1")
+        assert shell.store.read(record_path("r1")) is None  # the second run started nothing
     landed = subprocess.run(["git", "ls-tree", "--name-only", "interlock/r1"], cwd=docs, capture_output=True, text=True)
     assert "from-app.md" in landed.stdout and "from-api.md" not in landed.stdout, landed.stdout
+
+
+def test_the_readme_says_how_the_local_queue_treats_people_killed_runs_and_odd_files() -> None:
+    # each sentence is checked by a test above: terminal gates, a moved-on run, a killed holder, names, files
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in (
+        "A run asking a person at the terminal (a gate, a question) gives its place up until the answer, then "
+        "waits in line for one again.",
+        "A command that waited applies to the run as it was when typed: if another command moved the run on "
+        "meanwhile, it is refused (exit 2) and changes nothing.",
+        "The run that takes the place of a killed one first stops the agent the killed one left running.",
+        "In that folder's name, each character of the team's name other than an ASCII letter, a digit, `-` or `_` "
+        "is written `%XX` (team `a/b` is `a%2Fb`);",
+        "a file there that is not what Interlock keeps (a folder, a FIFO, damaged JSON) is named in a clear error "
+        "or read as an empty line, never followed.",
+    ):
+        assert words in text, words
+
+
+def test_the_readme_says_which_satellites_a_local_run_refuses() -> None:
+    # each sentence is checked by a satellite test above (SPEC U7)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in (
+        "A satellite that is the run's own repository (its git folder, a linked worktree of it) is refused before "
+        "anything is made.",
+        "A satellite's run branch belongs to the repository whose run made it: a run of another repository with the "
+        "same run id is refused and starts nothing.",
+        "While a satellite is gone, a command that would drive its run on (`approve`, `resume`...) is refused and "
+        "changes nothing: restore it, or `interlock abandon` the run.",
+    ):
+        assert words in text, words
