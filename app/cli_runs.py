@@ -205,7 +205,6 @@ def continue_run(
     emit_run(run, shell, as_json)
 
 
-
 @dataclass(frozen=True)
 class Said:
     """The one value a continuing command reads beyond the run and the options they all share: the event

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from app.engine.context import Tiers
 from app.engine.graph import Policy
-from app.engine.record import Advice, Launch, MissionStatus, Usage
+from app.engine.record import Advice, Launch, MissionStatus, UpstreamState, Usage
 
 
 @dataclass(frozen=True)
@@ -141,13 +141,13 @@ class InputAnswered(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class UpstreamChanged(Event):
-    """The request filed upstream moved on (SPEC U3): ``state`` is done, delivered or rejected; ``id`` where
-    its outcome is (the pull request), and ``summary`` what the waiting run's next mission reads of it."""
+    """The request filed upstream moved on (SPEC U3), or the shell could not file it; ``id`` where its outcome is
+    (the pull request), and ``summary`` what the waiting run's next mission reads of it."""
 
-    state: str
+    state: UpstreamState
     id: str | None = None
     summary: str = ""
-    note: str = ""  # why the shell refused to file it (state "refused", SPEC U6)
+    note: str = ""  # why the shell refused to file it (refused, cycle, unfileable)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,8 @@ Each handler changes the transition's own copy of the run or raises ``EventRejec
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from app.engine.budget import arm
 from app.engine.context import add_note
 from app.engine.effects import Finish, MessageKind, PostMessage
@@ -30,7 +32,7 @@ from app.engine.events import (
 )
 from app.engine.flow import NOT_MISSIONS, dispatch, enter, escalate, follow, interrupt, note_person, reach_end, settle
 from app.engine.graph import END
-from app.engine.record import RESUMABLE, MissionKind, MissionStatus, ReasonCode, Status
+from app.engine.record import RESUMABLE, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
 from app.engine.transition import Transition
 from app.engine.verdict import route_verdict
 
@@ -162,21 +164,30 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
     require(t, event, Status.AWAITING_UPSTREAM)
     upstream = t.run.upstream
     assert upstream is not None
-    state = event.state.lower()
+    state = event.state
     t.run.upstream = upstream.but(state=state, id=event.id or upstream.id)
-    if state in ("done", "delivered"):
-        note_person(t, "Upstream", f"The request to {upstream.target} ({upstream.title}) is {state}.")
-        if event.summary.strip():  # another repository's words: data for the next mission, never instructions
-            t.run.context = add_note(t.run.context, f"upstream outcome ({upstream.target})", event.summary, data=True)
-        t.run.status = Status.RUNNING
-        dispatch(t, MissionKind.DELIVER, note=f"The upstream request to {upstream.target} is {state}: continue.")
-    elif state == "rejected":
-        escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
-    elif state == "refused":  # SPEC U6: the shell did not file it, a cited finding does not exist
-        escalate(t, ReasonCode.CITATION_NOT_FOUND, f"the request {upstream.title!r} was not filed: {event.note}")
-    elif state in ("cycle", "unfileable"):  # SPEC U3: the shell did not file it, a cycle or GitHub's 4xx
-        code = ReasonCode.UPSTREAM_CYCLE if state == "cycle" else ReasonCode.UPSTREAM_UNFILEABLE
-        escalate(t, code, f"the request {upstream.title!r} was not filed: {event.note}")
+    unfiled = f"the request {upstream.title!r} was not filed: {event.note}"
+    match state:
+        case UpstreamState.DONE | UpstreamState.DELIVERED:
+            note_person(t, "Upstream", f"The request to {upstream.target} ({upstream.title}) is {state}.")
+            if event.summary.strip():  # another repository's words: data for the next mission, never instructions
+                t.run.context = add_note(
+                    t.run.context, f"upstream outcome ({upstream.target})", event.summary, data=True
+                )
+            t.run.status = Status.RUNNING
+            dispatch(t, MissionKind.DELIVER, note=f"The upstream request to {upstream.target} is {state}: continue.")
+        case UpstreamState.REJECTED:
+            escalate(t, ReasonCode.UPSTREAM_REJECTED, f"{upstream.target} rejected the request {upstream.title!r}")
+        case UpstreamState.REFUSED:  # SPEC U6: a cited finding does not exist
+            escalate(t, ReasonCode.CITATION_NOT_FOUND, unfiled)
+        case UpstreamState.CYCLE:  # SPEC U3: it would wait on itself
+            escalate(t, ReasonCode.UPSTREAM_CYCLE, unfiled)
+        case UpstreamState.UNFILEABLE:  # SPEC U3: GitHub refused it for good
+            escalate(t, ReasonCode.UPSTREAM_UNFILEABLE, unfiled)
+        case UpstreamState.OPEN | UpstreamState.ACCEPTED | UpstreamState.IN_PROGRESS:
+            pass  # recorded: the run waits on
+        case _:
+            assert_never(state)
 
 
 def on_linked(t: Transition, event: Linked) -> None:

@@ -181,11 +181,26 @@ class Gate(Record):
     mission: int
 
 
+class UpstreamState(StrEnum):
+    """Where a request filed upstream is (SPEC U3): its lifecycle, as the ``request:*`` labels show it, and the
+    ways the shell can refuse to file it (SPEC U3, U6), each escalating the waiting run with its own reason."""
+
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+    DELIVERED = "delivered"
+    REJECTED = "rejected"
+    REFUSED = "refused"  # a supervision run's cited finding does not exist (SPEC U6)
+    CYCLE = "cycle"  # it would come back to a team waiting in its own chain
+    UNFILEABLE = "unfileable"  # GitHub refused the issue with a 4xx
+
+
 class Upstream(Record):
     target: str
     title: str
     body: str
-    state: str = "open"
+    state: UpstreamState = UpstreamState.OPEN
     id: str | None = None
 
 

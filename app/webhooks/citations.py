@@ -16,7 +16,7 @@ from app.engine.citation import Citation, Commit, FileLine, RunMission, cited
 from app.engine.effects import Effect, FileRequest
 from app.engine.events import Event, UpstreamChanged
 from app.engine.graph import Graph
-from app.engine.record import Run
+from app.engine.record import Run, UpstreamState
 from app.github.client import Installation
 from app.github.config import RepoConfig
 from app.github.teams import TeamSettings
@@ -62,7 +62,10 @@ def refused_filing(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, 
 
     def refusal(current: Run) -> UpstreamChanged:
         return UpstreamChanged(
-            key=f"{current.id}/refused/{current.mission_count}", at=current.updated_at, state="refused", note=why
+            key=f"{current.id}/refused/{current.mission_count}",
+            at=current.updated_at,
+            state=UpstreamState.REFUSED,
+            note=why,
         )
 
     applied = runs.record(run.id, refusal)

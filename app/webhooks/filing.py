@@ -13,7 +13,7 @@ from typing import Protocol
 from app.engine.effects import Effect, FileRequest
 from app.engine.events import Event, Linked, UpstreamChanged
 from app.engine.graph import Graph
-from app.engine.record import Run
+from app.engine.record import Run, UpstreamState
 from app.github.client import GitHubError, Installation
 from app.runner.driver import Applied
 
@@ -40,7 +40,7 @@ def refuse_cycle(
     why = f"it would go to team `{team}`, which already waits on it (chain: {' → '.join(chain)})"
 
     def refusal(current: Run) -> UpstreamChanged:
-        return UpstreamChanged(key=f"{effect.key}/cycle", at=current.updated_at, state="cycle", note=why)
+        return UpstreamChanged(key=f"{effect.key}/cycle", at=current.updated_at, state=UpstreamState.CYCLE, note=why)
 
     applied = runs.record(run.id, refusal)
     run = runs.execute(applied.run, applied.graph, applied.effects) if applied.new else applied.run
@@ -83,7 +83,9 @@ def unfileable(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, mark
     why = f"GitHub answered {exc.status} to the new issue in {effect.target}: {fix}"
 
     def refusal(current: Run) -> UpstreamChanged:
-        return UpstreamChanged(key=f"{effect.key}/unfileable", at=current.updated_at, state="unfileable", note=why)
+        return UpstreamChanged(
+            key=f"{effect.key}/unfileable", at=current.updated_at, state=UpstreamState.UNFILEABLE, note=why
+        )
 
     applied = runs.record(run.id, refusal)
     run = runs.execute(applied.run, applied.graph, applied.effects) if applied.new else applied.run

@@ -15,7 +15,7 @@ from typing import Any
 from app.engine import events as ev
 from app.engine.errors import EventRejected, RunNotFound, VersionConflict
 from app.engine.graph import Graph
-from app.engine.record import MissionStatus, Run
+from app.engine.record import MissionStatus, Run, UpstreamState
 from app.github.client import GitHubApp
 from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, trigger_label_of
 from app.github.graphs import repo_graph
@@ -101,7 +101,7 @@ class Handlers:
             return Outcome.IGNORED  # SPEC GH9: nothing changes, a queued request stays in line
         self._leave_queue(delivery)  # SPEC U5: a request waiting in its team's queue leaves it
         completed = (text_at(delivery.payload, "issue", "state_reason") or "completed") == "completed"
-        state = "delivered" if completed else "rejected"
+        state = UpstreamState.DELIVERED if completed else UpstreamState.REJECTED
         moment = when(text_at(delivery.payload, "issue", "closed_at"))
         url = text_at(delivery.payload, "issue", "html_url")
 

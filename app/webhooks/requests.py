@@ -22,7 +22,7 @@ from app.engine.effects import Effect, FileRequest
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.events import Event, Linked, UpstreamChanged
 from app.engine.graph import Graph
-from app.engine.record import Run, Status
+from app.engine.record import Run, Status, UpstreamState
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import ConfigInvalid, RepoConfig
 from app.github.extends import load_config
@@ -160,7 +160,7 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
             raise
     team, link = run.links.get(AUTO_LINK), run.links[UPSTREAM_LINK]
     if run.upstream is not None and run.upstream.id is None:  # SPEC V6: the run waits with its request's id
-        state = "accepted" if team else "open"
+        state = UpstreamState.ACCEPTED if team else UpstreamState.OPEN
         moved = UpstreamChanged(key=f"{effect.key}/{state}", at=run.updated_at, state=state, id=link)
         run = runs.record(run.id, lambda r: moved).run
     said = f"Filed the upstream request {run.links.get(URL_LINK) or link} for this run. " + (
@@ -264,14 +264,14 @@ def default_branch_of(api: Installation, repo: str) -> str:
     return str((api.repository(repo) or {}).get("default_branch") or "main")
 
 
-def lifecycle(status: Status) -> str:
+def lifecycle(status: Status) -> UpstreamState:
     """The request's state while a run works on it: live is in progress, a finished run whose pull request
     awaits merge is done, merged is delivered; a cancelled run leaves the request open for another."""
     if status is Status.AWAITING_MERGE:
-        return "done"
+        return UpstreamState.DONE
     if status is Status.DONE:
-        return "delivered"
-    return "open" if status is Status.CANCELLED else "in_progress"
+        return UpstreamState.DELIVERED
+    return UpstreamState.OPEN if status is Status.CANCELLED else UpstreamState.IN_PROGRESS
 
 
 def set_state(api: Installation, repo: str, issue: int, state: str) -> None:
@@ -307,7 +307,7 @@ def follow_request(runs: GitHubRuns, run: Run) -> None:
         tell_waiting(runs, run, found.group("repo"), found.group("run"), state)
 
 
-def tell_waiting(runs: GitHubRuns, run: Run, origin_repo: str, origin_run: str, state: str) -> None:
+def tell_waiting(runs: GitHubRuns, run: Run, origin_repo: str, origin_run: str, state: UpstreamState) -> None:
     """The waiting run learns that its request is ``state``, with the pull request and a summary; applied only
     if its record names this issue as its request (GH9). Once per state: the key is the request's and the
     state's, so a redelivery applies nothing twice; a waiting run that has moved on refuses it."""

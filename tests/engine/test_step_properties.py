@@ -55,6 +55,7 @@ from app.engine.record import (
     MissionStatus,
     Run,
     Status,
+    UpstreamState,
     Usage,
 )
 from app.engine.step import step
@@ -91,7 +92,7 @@ OUTCOMES: list[dict[str, Any]] = [
 ]
 DECISIONS = ["SHIP", "ship", "REWORK", "VERDICT: REWORK", "PASS", "FAIL", "", "maybe", "VERDICT: SHIP\nnoise"]
 ADVICE = ["retry", "RETRY", "revise", "escalate", None, "", "banana"]
-UPSTREAM_STATES = ["open", "accepted", "in_progress", "done", "delivered", "rejected", "DONE"]
+UPSTREAM_STATES = list(UpstreamState)  # a closed union: the shells make no other state
 BOGUS = ["nowhere", "__end__", "", "NEEDS_INPUT", "NEEDS_UPSTREAM", "*"]
 
 # Kinds of event the machine draws, with their weights: mostly what the run waits for, so that runs go deep
