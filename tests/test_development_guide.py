@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 from app.agents.environment import AGENT_KEYS
@@ -81,3 +82,14 @@ def test_every_agent_preset_is_named_in_all_three_places() -> None:
     for name, preset in PRESETS.items():
         agent = agent_from_spec(name)
         assert type(agent) is preset and agent.name == name
+
+
+def test_the_suite_runs_on_every_core_as_the_readme_says() -> None:
+    # the README's test command is plain `pytest`: the parallel run is the configuration's, and says so
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    options = project["tool"]["pytest"]["ini_options"]["addopts"]
+    extra = project["project"]["optional-dependencies"]["test"]
+    assert "-n auto" in options and "--maxprocesses=4" in options
+    assert any(requirement.startswith("pytest-xdist") for requirement in extra)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert "`pytest` runs the suite on every core, four at most (pytest-xdist; `pytest -n 0` runs it in one" in text

@@ -164,7 +164,7 @@ def on_upstream(t: Transition, event: UpstreamChanged) -> None:
     require(t, event, Status.AWAITING_UPSTREAM)
     upstream = t.run.upstream
     assert upstream is not None
-    state = event.state
+    state = UpstreamState(event.state)  # its value, however the shell spelled it
     t.run.upstream = upstream.but(state=state, id=event.id or upstream.id)
     unfiled = f"the request {upstream.title!r} was not filed: {event.note}"
     match state:

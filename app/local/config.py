@@ -16,7 +16,7 @@ team:
   roles:
     - {name: dev, capabilities: [coding, testing], agent: codex, model: o4-mini}
     - {name: lead, fullAuthority: true, capabilities: [planning, review], tools: [Read, Grep]}
-concurrency: 1                # runs of the team at once on this machine; left out, no limit (SPEC U5)
+concurrency: 1                # runs of the team at once in this clone; left out, no limit (SPEC U5)
 ```
 
 The repository's own file, ``.github/interlock.yml`` with ``teams:``, drives a local run too:
@@ -62,7 +62,7 @@ class LocalConfig(BaseModel):
     timeout_s: float = 3600.0
     prices: dict[str, ModelPrice] = Field(default_factory=dict)  # USD per million tokens, over prices.json
     upstream: list[Annotated[str, Field(pattern=UPSTREAM_PATTERN)]] = Field(default_factory=list)
-    concurrency: int | None = Field(None, ge=1)  # runs of the team at once on this machine (app/local/queue.py)
+    concurrency: int | None = Field(None, ge=1)  # runs of the team at once in this clone (app/local/queue.py)
     satellites: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)  # folders, from the repo
 
 

@@ -287,7 +287,7 @@ def test_the_readme_says_how_the_repository_file_drives_local_runs() -> None:
         "its `autopilot` approves the gates unless `gates:` or `--gates` says otherwise;",
         "`extends:` is refused: it names a GitHub repository, which a local run does not read.",
         "A command that continues a run with `--config FILE` takes the run's own team from the file.",
-        "A team with `concurrency: N` runs at most N local runs at once on the machine, across processes;",
+        "A team with `concurrency: N` runs at most N local runs at once in a clone of the repository",
         "starts when a run of the team ends, however it ends, `kill -9` included; with `--no-wait` it refuses",
         "A place is held by the process driving a run: a run stopped at a gate holds none,",
         "The line is kept in `.git/interlock/queues/<team>/`.",
