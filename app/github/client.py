@@ -226,6 +226,12 @@ class Installation:
         data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.shown(body)})
         return int(data["id"])
 
+    def comment_once(self, repo: str, issue: int, body: str, mark: str) -> None:
+        """``body`` and ``mark`` (a hidden line) posted unless a comment of the issue carries ``mark`` already:
+        a redelivery, or a second replica, that would say it again says nothing."""
+        if not any(mark in comment["body"] for comment in self.issue_comments(repo, issue)):
+            self.comment(repo, issue, f"{body}\n\n{mark}" if mark not in body else body)
+
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.shown(body)})
 

@@ -259,8 +259,7 @@ class Handlers:
     def _say_once(self, runs: GitHubRuns, issue: int, delivery: Delivery, text: str) -> None:
         """A comment for a refused delivery, marked with its id: a redelivery that is refused again posts none."""
         mark = f"<!-- interlock:refused delivery={delivery.delivery_id} -->"
-        if not any(mark in comment["body"] for comment in runs.api.issue_comments(runs.repo, issue)):
-            runs.api.comment(runs.repo, issue, f"{text}\n\n{mark}")
+        runs.api.comment_once(runs.repo, issue, text, mark)
 
     def job_completed(self, delivery: Delivery) -> Outcome:
         """SPEC GH3: read the mission record the job stored; none means the mission did not end done."""

@@ -95,8 +95,7 @@ def _refused(runs: GitHubRuns, team: TeamSettings, exc: StateFileUnreadable, abo
     log.warning("queue of team %s in %s: %s", team.name, runs.repo, exc)
     if about is not None:
         mark = f"<!-- interlock:queue-unreadable path={exc.path} head={exc.head} -->"
-        if not any(mark in comment["body"] for comment in runs.api.issue_comments(runs.repo, about)):
-            runs.api.comment(runs.repo, about, f"{text}\n\n{mark}")
+        runs.api.comment_once(runs.repo, about, text, mark)
     return QueueUnreadable(text)
 
 

@@ -38,6 +38,5 @@ def graph_refused(runs: GitHubRuns, run_id: str, exc: Exception, issue: int | No
         issue = int(run.links.get("issue") or 0) if run is not None else None
     if issue:
         mark = f"<!-- interlock:graph-unreadable run={run_id} head={runs.api.ref(runs.repo, STATE_BRANCH)} -->"
-        if not any(mark in comment["body"] for comment in runs.api.issue_comments(runs.repo, issue)):
-            runs.api.comment(runs.repo, issue, f"{text}\n\n{mark}")
+        runs.api.comment_once(runs.repo, issue, text, mark)
     return StoredGraphRefused(text)

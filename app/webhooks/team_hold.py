@@ -349,9 +349,8 @@ def listed(found: list[Run]) -> str:
 
 def say_once(runs: GitHubRuns, issue: int, text: str) -> None:
     """A comment marked by its last line: a redelivery that would post it again posts nothing."""
-    mark = text.rsplit("\n", 1)[-1]
-    if issue and not any(mark in comment["body"] for comment in runs.api.issue_comments(runs.repo, issue)):
-        runs.api.comment(runs.repo, issue, text)
+    if issue:
+        runs.api.comment_once(runs.repo, issue, text, text.rsplit("\n", 1)[-1])
 
 
 def queue_terms(team: TeamSettings, held: bool) -> tuple[TeamSettings, Callable[[TeamSettings, int], str]]:
