@@ -13,13 +13,16 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.github.client import Installation, RefConflict
 from app.store.journal import STATE_BRANCH, encode_record, record_path
 
+Model = TypeVar("Model", bound=BaseModel)
 TREE_CACHE = 32
 CAS_ATTEMPTS = 5  # re-reads of a file another writer changed first, before the caller is told (VersionConflict)
 
@@ -101,6 +104,27 @@ class GitHubStore:
             return wanted
         raise VersionConflict(path, None, None)  # the caller's delivery fails; its redelivery tries again
 
+    def change_model(
+        self, path: str, kind: type[Model], edit: Callable[[Model], Model], message: str, what: str
+    ) -> tuple[Model, Model]:
+        """``write_json_cas`` of a file holding a ``kind`` (absent: ``kind()``, left absent while unchanged): the
+        value as the winning attempt read it, and as stored. JSON that is no ``kind`` is ``StateFileUnreadable``,
+        ``what`` saying what it should have been, and is left as it is."""
+        seen: list[Model] = []
+
+        def mutate(value: Any) -> Any:
+            try:
+                read = kind.model_validate(value) if value is not None else kind()
+            except ValidationError as exc:
+                reason = f"not {what} ({exc.error_count()} problem(s): {first_problem(exc)})"
+                raise StateFileUnreadable(path, reason) from None
+            seen[:] = [read]
+            edited = edit(read.model_copy(deep=True))
+            return None if value is None and edited == read else edited.model_dump(mode="json")
+
+        saved = self.write_json_cas(path, mutate, message)
+        return seen[0], kind.model_validate(saved) if saved is not None else kind()
+
     def _commit(self, head: str | None, changes: dict[str, bytes], message: str) -> str:
         """The files committed on ``head`` and the branch moved to it, fast-forward only (``RefConflict``)."""
         entries = [
@@ -145,3 +169,9 @@ class GitHubStore:
             return self.fetched[path]
         head = self.api.ref(self.repo, self.branch)
         return self.api.file(self.repo, path, head) if head else None
+
+
+def first_problem(exc: ValidationError) -> str:
+    """The first problem of a refused value, where it is and what is wrong: enough for a person to find it."""
+    error = exc.errors()[0]
+    return f"{'.'.join(str(part) for part in error['loc']) or 'the whole file'}: {error['msg']}"

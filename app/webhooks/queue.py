@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from app.github.config import ConfigInvalid
 from app.github.teams import TeamSettings
@@ -65,28 +65,11 @@ def change(
     """``edit`` applied to the queue with compare-and-swap: the queue as read by the attempt that won, and as
     saved (or as read, when unchanged). An unreadable file refuses the delivery, ``about`` (the issue whose event
     it is) told why."""
-    path = queue_path(team)
-    seen: list[TeamQueue] = []
-
-    def mutate(value: Any) -> Any:
-        try:
-            read = TeamQueue.model_validate(value) if value is not None else TeamQueue()
-        except ValidationError as exc:
-            raise StateFileUnreadable(path, f"not a queue ({exc.error_count()} problem(s): {_first(exc)})") from None
-        seen[:] = [read]
-        edited = edit(read.model_copy(deep=True))
-        return None if value is None and edited == read else edited.model_dump()  # no file for an empty queue
-
+    message = f"interlock: queue of team {team.name}"
     try:
-        saved = runs.store.write_json_cas(path, mutate, f"interlock: queue of team {team.name}")
+        return runs.store.change_model(queue_path(team), TeamQueue, edit, message, "a queue")
     except StateFileUnreadable as exc:
         raise _refused(runs, team, exc, about) from None
-    return seen[0], TeamQueue.model_validate(saved) if saved is not None else TeamQueue()
-
-
-def _first(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(str(part) for part in error['loc']) or 'the whole file'}: {error['msg']}"
 
 
 def _refused(runs: GitHubRuns, team: TeamSettings, exc: StateFileUnreadable, about: int | None) -> QueueUnreadable:

@@ -33,7 +33,7 @@ from app.engine.record import Run, Status
 from app.github.config import ConfigInvalid
 from app.github.status import HELD_BY, HELD_TEAM
 from app.github.teams import TeamSettings, TeamUnknown, labelled_team
-from app.store.github import StateFileUnreadable
+from app.store.github import StateFileUnreadable, first_problem
 from app.store.journal import RUNS_FOLDER, STATE_BRANCH
 from app.webhooks.commands import CommandError
 from app.webhooks.delivery import Delivery, list_at, text_at
@@ -74,7 +74,7 @@ def parsed_hold(team: TeamSettings, value: Any, head: str | None = None) -> Team
     try:
         return TeamHold.model_validate(value) if value is not None else TeamHold()
     except ValidationError as exc:
-        reason = f"not a team's stop file ({exc.error_count()} problem(s): {exc.errors()[0]['msg']})"
+        reason = f"not a team's stop file ({exc.error_count()} problem(s): {first_problem(exc)})"
         raise unreadable(team, StateFileUnreadable(hold_path(team), reason, head)) from None
 
 
@@ -193,17 +193,11 @@ class Act:
 
     def _change(self, edit: Callable[[TeamHold], TeamHold]) -> TeamHold:
         message = f"interlock: team {self.team.name} stop/start"
-
-        def mutate(value: Any) -> Any:
-            read = parsed_hold(self.team, value)
-            edited = edit(read.model_copy(deep=True))
-            return value if edited == read else edited.model_dump(mode="json")
-
         try:
-            saved = self.runs.store.write_json_cas(hold_path(self.team), mutate, message)
-        except StateFileUnreadable as exc:  # not JSON: refused, the file left as it is
+            _, saved = self.runs.store.change_model(hold_path(self.team), TeamHold, edit, message, "a team's stop file")
+        except StateFileUnreadable as exc:  # refused, the file left as it is
             raise unreadable(self.team, exc) from None
-        return TeamHold.model_validate(saved) if saved is not None else TeamHold()
+        return saved
 
     def _record(self, stopped: bool) -> TeamHold | None:
         """The stop file with this command applied; ``None`` when it changes nothing (a redelivery after a later
