@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine.errors import InterlockError
+from app.engine.events import GitState
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,32 @@ def git_output(args: Sequence[str], cwd: Path | None, env: Mapping[str, str], st
     if result.returncode != 0:
         raise GitFailed(args, result.returncode, result.stdout, result.stderr)
     return result.stdout
+
+
+def branch_state(cwd: Path, env: Mapping[str, str], branch: str, base: str) -> GitState:
+    """What a decision file shows of a delivery (SPEC E2): ``branch``'s head, its commits missing from ``base``,
+    the files it changes against their merge base, and the files a merge into ``base`` would conflict in.
+    The same on a person's machine and in an Actions job; an unreadable branch is an empty state."""
+
+    def text(*args: str) -> str:
+        return git_output(args, cwd, env).decode("utf-8", errors="replace")
+
+    try:
+        head = text("rev-parse", branch).strip()
+        ahead = int(text("rev-list", "--count", f"{base}..{branch}"))
+        files = tuple(filter(None, text("diff", "--name-only", f"{base}...{branch}").splitlines()))
+    except GitFailed:
+        return GitState()
+    return GitState(head=head, ahead=ahead, files_changed=files, conflicts=_conflicts(cwd, env, branch, base))
+
+
+def _conflicts(cwd: Path, env: Mapping[str, str], branch: str, base: str) -> tuple[str, ...]:
+    """The files a merge of ``branch`` into ``base`` conflicts in, by ``git merge-tree`` (no worktree touched)."""
+    try:
+        git_output(["merge-tree", "--write-tree", "--name-only", "--no-messages", base, branch], cwd, env)
+        return ()
+    except GitFailed as exc:
+        if exc.status != 1:
+            return ()
+        lines = exc.stdout.strip().splitlines()
+        return tuple(line.strip() for line in lines[1:] if line.strip())

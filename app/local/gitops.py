@@ -16,7 +16,7 @@ from pathlib import Path
 
 from app.engine.errors import InterlockError
 from app.engine.events import GitState
-from app.gitaccess import ON_MACHINE, GitFailed, git_output, on_machine_env, run_git
+from app.gitaccess import ON_MACHINE, GitFailed, branch_state, git_output, on_machine_env, run_git
 from app.runner.ignore import excludes_file
 
 
@@ -204,13 +204,7 @@ def commits_between(path: Path, old: str, new: str) -> int:
 
 def delivery_state(repo: Repo, branch: str, base: str) -> GitState:
     """What a decision file shows of the delivery: head, commits ahead, files changed, conflicts."""
-    try:
-        head = repo.git("rev-parse", branch)
-        ahead = int(repo.git("rev-list", "--count", f"{base}..{branch}"))
-        files = tuple(filter(None, repo.git("diff", "--name-only", f"{base}...{branch}").splitlines()))
-    except GitFailed:
-        return GitState()
-    return GitState(head=head, ahead=ahead, files_changed=files, conflicts=_conflicts(repo, branch, base))
+    return branch_state(repo.working_dir, on_machine_env(), branch, base)
 
 
 def merged_into_base(repo: Repo, branch: str, base: str) -> str | None:
@@ -225,14 +219,3 @@ def merged_into_base(repo: Repo, branch: str, base: str) -> str | None:
     except GitFailed:
         return None
     return base_head
-
-
-def _conflicts(repo: Repo, branch: str, base: str) -> tuple[str, ...]:
-    try:
-        repo.git("merge-tree", "--write-tree", "--name-only", "--no-messages", base, branch)
-        return ()
-    except GitFailed as exc:
-        if exc.status != 1:
-            return ()
-        lines = exc.stdout.strip().splitlines()
-        return tuple(line.strip() for line in lines[1:] if line.strip())

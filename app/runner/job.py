@@ -29,6 +29,7 @@ from app.engine.errors import InterlockError
 from app.engine.record import MissionKind, MissionStatus, Run
 from app.gitaccess import ON_GITHUB, git_output, isolated_env
 from app.redact import Redactor
+from app.runner.gitstate import delivered_state
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
@@ -173,6 +174,9 @@ def deliver_phase(
     )
     if satellites:
         record["satellites"] = satellites  # SPEC P4: their commits count as progress (app/runner/outcomes.py)
+    git = delivered_state(remote, run, main_url(remote), token)
+    if git is not None:
+        record["git"] = redactor.data(git)  # SPEC E2, U7: what a decision file shows of the delivery
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
     remote.add_files(settings.state_branch, {path: encode_json(record)}, message)

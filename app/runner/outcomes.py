@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from app.engine.base import journal_adapter
 from app.engine.events import AdviceReturned, DecisionReturned, Event, GitState, MissionFinished
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
+from app.runner.gitstate import read_state
 from app.runner.orders import parse_advice
 from app.runner.records import mission_record
 
@@ -94,7 +95,7 @@ def mission_event(
         duration_s=_number(record.get("duration_s"), float),
         agent=_text(record.get("agent")),
         model=_text(record.get("model")),
-        git=git,
+        git=git or read_state(record.get("git")),
     )
 
 

@@ -190,6 +190,9 @@ def test_the_readme_says_how_satellites_work() -> None:
         "at `../interlock-satellites/<owner>/<name>`, and names them in the agent's prompt",
         "(a fast-forward, no workflow file), with the action's `token`",
         "a new commit in any satellite is progress for `requiresChanges`",
+        "the job also reads the delivery's git state and keeps it in the mission record (`git`)",
+        "the same for each satellite's run branch against its default branch; a decision file on GitHub shows it",
+        "a repository the job cannot read is left out, never failing the mission",
         "each satellite with work on its run branch gets a pull request too, and every body links the others",
         "The run is `done` only when all of them are merged",
         "`/interlock deliver owner/name[,owner/name]` counts those satellites as delivered without their merge",
@@ -198,3 +201,25 @@ def test_the_readme_says_how_satellites_work() -> None:
     ):
         assert words in said, words
     assert "`satellites`, `acceptsRequests`" not in text
+
+
+def test_a_decision_on_github_shows_the_delivery_state_the_job_stored(world: World) -> None:
+    # SPEC E2, U7: the decision file's git state comes from the job's record (app/runner/gitstate.py), for the
+    # run branch and each satellite; before, the service had none and said "git state not available"
+    issue = setup(world)
+    record = {"seq": 1, "stage": "build", "status": "failed", "answer": "The tests do not pass.", "commits": 0}
+    record["git"] = {
+        "head": "c0ffee" * 6 + "0000",
+        "ahead": 2,
+        "files_changed": ["app.py"],
+        "conflicts": ["app.py"],
+        "satellites": {DOCS: {"head": "d0c5" * 10, "ahead": 1, "files_changed": ["guide.md"], "conflicts": []}},
+    }
+    world.job_done(issue, 1, "build", "", record=json.dumps(record))
+    assert world.run(issue).status is Status.FAILED
+    (decision,) = [c["body"] for c in world.fake.comments.values() if c["body"].startswith("# Decision needed")]
+    assert "git state not available" not in decision
+    assert "- head `c0ffeec0ffee`, 2 commit(s) ahead of `develop`" in decision
+    assert "- files changed: `app.py`" in decision and "- conflicts with base: app.py" in decision
+    assert f"- satellite `{DOCS}`: head `d0c5d0c5d0c5`, 1 commit(s) ahead, files changed: `guide.md`" in decision
+    assert "conflicts with `develop` in 1 file(s)" in decision  # the alert, from the same state
