@@ -97,6 +97,7 @@ from pathlib import Path
 sys.path.insert(0, {root!r})
 from app.store.gitstore import GitStore
 store = GitStore(Path({repo!r}))
+print("ready", flush=True)  # the kill's moment counts from here: importing takes long on a loaded machine
 while True:
     run = store.load("run-1")
     big = {{"runs/run-1/missions/%06d-work.json" % run.version: b"x" * 200_000}}
@@ -113,10 +114,12 @@ def test_kill_9_at_any_moment_leaves_the_old_record_or_the_new_one(tmp_path: Pat
     script.write_text(WRITER.format(root=str(ROOT), repo=str(tmp_path)))
     last = 1
     for delay in (0.05, 0.13, 0.21, 0.34, 0.55, 0.08, 0.29):
-        process = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
-        time.sleep(delay + 0.3)
+        process = subprocess.Popen([sys.executable, str(script)], start_new_session=True, stdout=subprocess.PIPE)
+        assert process.stdout is not None and process.stdout.readline() == b"ready\n"
+        time.sleep(delay)
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+        process.stdout.close()
         run = GitStore(tmp_path).load("run-1")  # parses: the record is whole
         assert run.version >= last and run.recap in ("", f"v{run.version}")
         last = run.version
