@@ -56,7 +56,8 @@ class ServedWorld(World):
     def mission(self, issue: int, seq: int, stage: str, answer: str, tokens: int, cost: float) -> Outcome:
         record = {"seq": seq, "stage": stage, "status": "done", "answer": answer, "commits": 1}
         record["usage"] = {"calls": 2, "input_tokens": tokens, "output_tokens": 5, "cost_usd": cost}
-        return self.job_done(issue, seq, stage, answer, record=json.dumps({**record, "model": "claude-haiku-4-5"}))
+        record.update(agent="claude", model="claude-haiku-4-5")
+        return self.job_done(issue, seq, stage, answer, record=json.dumps(record))
 
 
 @pytest.fixture
