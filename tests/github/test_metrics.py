@@ -20,6 +20,7 @@ from app.webhooks.router import Outcome
 from app.webhooks.service import WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example
+from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
 
 TEAM_CONFIG = """base: develop
@@ -53,8 +54,8 @@ class ServedWorld(World):
         text = self.service.get("/metrics").text
         return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line[:1] != "#"}
 
-    def mission(self, issue: int, seq: int, stage: str, answer: str, tokens: int, cost: float) -> Outcome:
-        record = {"seq": seq, "stage": stage, "status": "done", "answer": answer, "commits": 1}
+    def mission(self, issue: int, seq: int, stage: str, answer: str, tokens: int, cost: float | None) -> Outcome:
+        record = {"seq": seq, "stage": stage, "status": "done", "answer": answer, "commits": 1, "duration_s": 3.0}
         record["usage"] = {"calls": 2, "input_tokens": tokens, "output_tokens": 5, "cost_usd": cost}
         record.update(agent="claude", model="claude-haiku-4-5")
         return self.job_done(issue, seq, stage, answer, record=json.dumps(record))
@@ -92,6 +93,35 @@ def test_metrics_show_runs_transitions_and_model_spend_after_real_deliveries(ser
     assert seen['interlock_model_tokens_total{category="deliver",direction="output"}'] == 10
     ledger = served.run(issue).ledger.by_category
     assert [str(c) for c in ledger] == ["deliver"] and ledger["deliver"].input_tokens == 140  # the same figures
+    asked = len(served.fake.requests)
+    text = served.service.get("/metrics").text
+    assert len(served.fake.requests) == asked  # a scrape reads nothing from GitHub or the state branches
+    for name in re.findall(r"^\| `(interlock_[a-z_]+)\{", readme_section(), re.MULTILINE):
+        assert f"# TYPE {name} " in text, name  # every series the README lists is there
+
+
+def test_an_unknown_cost_adds_calls_and_tokens_but_no_cost(served: ServedWorld) -> None:
+    # SPEC W6, P3: an unknown cost is never counted as 0 dollars spent, nor guessed
+    _, issue = served.label()
+    served.mission(issue, 1, "build", "built it", tokens=7, cost=None)
+    seen = served.metrics()
+    assert seen['interlock_model_calls_total{category="deliver"}'] == 2
+    assert seen['interlock_model_tokens_total{category="deliver",direction="input"}'] == 7
+    assert seen['interlock_model_cost_usd_total{category="deliver"}'] == 0
+    assert served.run(issue).ledger.unknown_costs() == 1
+
+
+def readme_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text.split("### Metrics and traces", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_states_the_bounds_the_code_keeps() -> None:
+    # the README's figures are the code's
+    said = " ".join(readme_section().split())
+    assert f"at most {api_metrics.MAX_KINDS} kinds (later ones count as `other`)" in said
+    assert f"at most {run_metrics.MAX_TEAMS} team names label the runs" in said
+    assert f"the latest {run_metrics.MAX_RUNS:,} runs and {api_metrics.MAX_INSTALLATIONS:,} (installation" in said
 
 
 def test_metrics_count_github_calls_and_follow_the_rate_limit_headers(served: ServedWorld) -> None:
@@ -110,6 +140,9 @@ def test_metrics_count_github_calls_and_follow_the_rate_limit_headers(served: Se
     for resource in ("core", "graphql"):
         shown = seen[f'interlock_github_ratelimit_remaining{{installation="42",resource="{resource}"}}']
         assert shown == served.fake.rate_left[("42", resource)] < 5000
+    served.app.as_app().app_identity()  # a call the App makes as itself, with its JWT
+    as_app = served.metrics()['interlock_github_ratelimit_remaining{installation="app",resource="core"}']
+    assert as_app == served.fake.rate_left[("app", "core")] < 5000
     served.fake.rate_left[("42", "core")] = 17  # the quota runs low: the next answers say so
     served.comment(issue, "/interlock stop")
     left = served.metrics()['interlock_github_ratelimit_remaining{installation="42",resource="core"}']

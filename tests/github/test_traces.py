@@ -5,6 +5,7 @@ all, without failing, when the SDK is missing or no endpoint is configured."""
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +21,7 @@ from app.runner import traces
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO
-from tests.github.test_metrics import ServedWorld
+from tests.github.test_metrics import ServedWorld, readme_section
 
 
 @pytest.fixture(autouse=True)
@@ -98,6 +99,11 @@ def test_a_run_is_one_trace_with_a_span_per_transition_and_mission(
         "interlock.cost_usd": 0.5,
         "interlock.cost_estimated": False,
     }
+    mission = next(span for span in spans if span.name == "mission review")
+    applied = [span for span in spans if span.name == "transition MissionFinished"][1]
+    assert mission.end_time == applied.start_time and mission.end_time - mission.start_time == 3_000_000_000
+    keys = {key for span in spans for key in (span.attributes or {})}
+    assert keys == set(re.findall(r"`(interlock\.[a-z_.]+)`", readme_section()))  # what the README lists
     other_run = traces.run_ids("octo/other", run.id)[0]
     assert other_run != trace_id  # the same run id in another repository is another trace
 
@@ -116,13 +122,20 @@ def test_without_an_endpoint_nothing_is_traced_and_nothing_fails(
 
 @pytest.mark.parametrize(("variable", "value"), [("OTEL_TRACES_EXPORTER", "none"), ("OTEL_SDK_DISABLED", "true")])
 def test_the_standard_switches_turn_traces_off(monkeypatch: pytest.MonkeyPatch, variable: str, value: str) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    # SPEC W6: OTEL_TRACES_EXPORTER and OTEL_SDK_DISABLED as the SDK defines them
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:9/v1/traces")
     monkeypatch.setenv(variable, value)
     traces.use(None)
     assert traces.tracer() is None
     monkeypatch.delenv(variable)
     traces.use(None)
-    assert traces.tracer() is not None  # the endpoint alone turns them on
+    made = traces.tracer()  # the endpoint alone turns them on
+    assert made is not None and made.resource.attributes["service.name"] == "interlock"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "interlock-eu")
+    traces.use(None)
+    assert traces.tracer().resource.attributes["service.name"] == "interlock-eu"
 
 
 def test_without_the_sdk_an_endpoint_is_ignored_with_a_warning(

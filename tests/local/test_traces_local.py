@@ -41,7 +41,7 @@ class Collector(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["content-length"]))
         request = ExportTraceServiceRequest()
         request.ParseFromString(body)
-        self.received.append((self.path, request))
+        self.received.append((f"{self.path} {self.headers.get('x-team', '')}", request))
         self.send_response(200)
         self.send_header("content-type", "application/x-protobuf")
         self.send_header("content-length", "0")
@@ -92,9 +92,10 @@ def attributes(span: Any) -> dict[str, Any]:
 def test_a_local_run_sends_its_spans_to_the_configured_endpoint(tmp_path: Path, collector: Any) -> None:
     # SPEC W6: the standard variables configure it; one trace for the run, a span per transition and mission
     endpoint, received = collector
-    shown = run_locally(tmp_path, {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "interlock-here"})
+    otel = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "interlock-here"}
+    shown = run_locally(tmp_path, {**otel, "OTEL_EXPORTER_OTLP_HEADERS": "x-team=core"})
     assert shown["status"] == "awaiting_merge"
-    assert received and {path for path, _ in received} == {"/v1/traces"}
+    assert received and {path for path, _ in received} == {"/v1/traces core"}  # the exporter's own variables
     spans, services = [], set()
     for _, request in received:
         for resource_spans in request.resource_spans:
