@@ -24,6 +24,7 @@ from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
 
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
+from app.github import usage
 from app.redact import Redactor
 
 RETRIES = RetryChainDecision(RetryRateLimit(max_retry=3), RetryServerError(max_retry=3))
@@ -66,7 +67,7 @@ class GitHubApp:
         secrets = [identity.private_key, *identity.secrets]
         self.redactor = Redactor(extra=[s for s in secrets if s])
 
-    def _github(self, auth: Any) -> GitHub[Any]:
+    def _github(self, auth: Any, who: str = usage.APP) -> GitHub[Any]:
         return GitHub(
             auth,
             base_url=self.identity.api_url,
@@ -74,7 +75,7 @@ class GitHubApp:
             transport=self.transport,
             auto_retry=RETRIES,
             http_cache=False,
-            event_hooks={"request": [self._count]},
+            event_hooks={"request": [self._count], "response": [usage.hook(who)]},  # usage: metrics (SPEC W6)
         )
 
     def _count(self, request: httpx.Request) -> None:
@@ -83,7 +84,7 @@ class GitHubApp:
 
     def installation(self, installation_id: int) -> Installation:
         auth = AppInstallationAuthStrategy(self.identity.app_id, self.identity.private_key, installation_id)
-        return Installation(self._github(auth), self.redactor)
+        return Installation(self._github(auth, str(installation_id)), self.redactor)
 
     def as_app(self) -> Installation:
         auth = AppAuthStrategy(self.identity.app_id, self.identity.private_key)

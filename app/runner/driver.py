@@ -15,6 +15,7 @@ wrong rather than busy. Anything a shell must hold across the retries (the local
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from app.engine.step import step
 from app.engine.team import Team
 from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
+from app.runner import observe
 from app.runner.orders import mission_order, role_for
 from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
 
@@ -90,9 +92,11 @@ class RunDriver:
 
     def start(self, event: Start, graph: Graph) -> Applied:
         """The run's first record, saved with the graph it runs on and the files of its first transition."""
+        started = time.time()
         run, effects = step(None, event, graph)
         files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects)}
         self.store.save(run, None, files, message=f"interlock: start run {run.id} on {graph.name}")
+        observe.saved(None, event, run, started)  # metrics and traces (SPEC W6)
         return Applied(run, graph, effects, True)
 
     def apply(
@@ -106,17 +110,19 @@ class RunDriver:
         """The event ``make`` builds from the current record, applied with compare-and-swap and saved with
         ``files`` and the transition's own files. ``load`` reads the record (by default ``store.load``; the
         GitHub shell reads files the event needs in the same call); ``graph`` defaults to the stored one."""
-        read = load or self.store.load
+        read, started = load or self.store.load, time.time()
         for _ in range(self.tries):
             current = read(run_id)
             graph = graph or self.graph_of(current)
-            run, effects = step(current, make(current), graph)
+            event = make(current)
+            run, effects = step(current, event, graph)
             if run is current:
                 return Applied(run, graph, [], False)
             try:
                 self.store.save(run, current.version, {**(files or {}), **self.transition_files(run, effects)})
             except VersionConflict:
                 continue
+            observe.saved(current, event, run, started)  # metrics and traces (SPEC W6)
             return Applied(run, graph, effects, True)
         raise InterlockError(f"run {run_id}: gave up after {self.tries} conflicting writes")
 

@@ -1,4 +1,5 @@
-"""Prometheus text metrics of deliveries: counts by event, outcome and status, and a latency histogram.
+"""Prometheus text metrics of deliveries: counts by event, outcome and status, and a latency histogram; then
+the runs, transitions and model spend (``run_metrics.py``) and the GitHub API calls (``api_metrics.py``).
 
 Bounded memory: one counter per (event, outcome, status) seen, whatever the number of deliveries. Every
 label comes from a closed set the service chose — an event label is one of the events the service handles,
@@ -11,6 +12,10 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+
+from app.webhooks.api_metrics import ApiMetrics
+from app.webhooks.prometheus import label
+from app.webhooks.run_metrics import RunMetrics
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -27,6 +32,8 @@ class Metrics:
         self.buckets = [0] * len(BUCKETS)
         self.count = 0
         self.total_s = 0.0
+        self.runs = RunMetrics()  # what this process sees from now on (SPEC W6)
+        self.api = ApiMetrics()
 
     def event_label(self, event: str) -> str:
         """The label for a verified delivery's ``X-GitHub-Event``: a known event's name, else ``other``."""
@@ -51,7 +58,7 @@ class Metrics:
             ]
             for (event, outcome, status), count in sorted(self.deliveries.items()):
                 lines.append(
-                    f'interlock_deliveries_total{{event="{_label(event)}",outcome="{_label(outcome)}",'
+                    f'interlock_deliveries_total{{event="{label(event)}",outcome="{label(outcome)}",'
                     f'status="{status}"}} {count}'
                 )
             lines += [
@@ -67,8 +74,4 @@ class Metrics:
                 f"interlock_delivery_seconds_sum {self.total_s:.6f}",
                 f"interlock_delivery_seconds_count {self.count}",
             ]
-            return "\n".join(lines) + "\n"
-
-
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return "\n".join([*lines, *self.runs.render(), *self.api.render()]) + "\n"

@@ -106,13 +106,15 @@ class FakeGitHub:
         self.repo_labels: set[str] = set()
         self.runners: list[dict[str, Any]] | None = None  # None: the app may not list them (403)
         self.unreadable: set[str] = set()  # repositories the installation cannot see: GitHub answers 404
+        self.rate_limit = 5000  # GitHub's hourly REST quota of an installation (GraphQL: its own, as large)
+        self.rate_left: dict[tuple[str, str], int] = {}  # (installation id or "app", resource) -> left
 
     # -- set-up -------------------------------------------------------------------------------------
     def transport(self) -> httpx.MockTransport:
         """An httpx transport whose requests a respx router hands to this stand-in (``self.router.calls``
         records them too)."""
         self.router = respx.Router(base_url="http://github.test", assert_all_called=False)
-        self.router.route().mock(side_effect=self.handle)
+        self.router.route().mock(side_effect=self.handle_rated)
         return httpx.MockTransport(self.router.handler)
 
     def seed_branch(self, repo: str, branch: str, files: dict[str, str]) -> str:
@@ -145,6 +147,20 @@ class FakeGitHub:
         ]
 
     # -- dispatch -----------------------------------------------------------------------------------
+    def handle_rated(self, request: httpx.Request) -> httpx.Response:
+        """``handle``, with GitHub's ``x-ratelimit-*`` headers: each installation's token (and the App's JWT)
+        has its own count per resource, one less at every request; headers an injected fault set stay."""
+        response = self.handle(request)
+        auth = request.headers.get("authorization", "")
+        who = auth.rsplit("ghs_", 1)[1] if "ghs_" in auth else "app"
+        resource = "graphql" if request.url.path.endswith("/graphql") else "core"
+        left = self.rate_left[(who, resource)] = max(self.rate_left.get((who, resource), self.rate_limit) - 1, 0)
+        reset = int((datetime.now(UTC) + timedelta(hours=1)).timestamp())
+        rated = {"limit": self.rate_limit, "remaining": left, "used": self.rate_limit - left, "reset": reset}
+        for name, value in [*rated.items(), ("resource", resource)]:
+            response.headers.setdefault(f"x-ratelimit-{name}", str(value))
+        return response
+
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         path = request.url.path.removeprefix(self.base)
