@@ -32,6 +32,7 @@ from app.local.launch import (
     continue_launch,
     launch_in_force,
     make_launch,
+    person,
 )
 from app.local.missions import now
 from app.local.progress import Progress
@@ -198,7 +199,7 @@ def continue_run(
 
     def event(run: Run) -> ev.Event:
         refuse_moved_on(seen, run, command)
-        return kind(key=f"{run.id}/{name}/{run.version}", at=now(), launch=relaunch, **fields)
+        return kind(key=f"{run.id}/{name}/{run.version}", at=now(), by=person(), launch=relaunch, **fields)
 
     with team_turn(shell, run_id) if drives_agents else contextlib.nullcontext():  # the team's queue (SPEC U5)
         run = shell.send(run_id, event)
