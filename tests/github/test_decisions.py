@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - `world` is the imported fixture, which pytest passes by name
 """Decisions on GitHub (SPEC E2, E3): an escalation posts the decision file with each option as the exact
 `/interlock` command; a writer's command ends the wait, and its outcome — who chose which option, when — is
 posted once under the decision, kept in the record and appended to the decision file on `interlock/state`."""
