@@ -115,3 +115,38 @@ def test_errors_are_one_line_and_exit_2(world: World, served: str) -> None:
     assert said == f"error: no access to {REPO}'s state branch (403): the credentials cannot read its contents"
     world.fake.fail("GET", "/installation", 401, times=3)
     assert error("money", "issue-1", "--repo", REPO, **app).startswith("error: GitHub refused the credentials (401)")
+
+
+def test_every_file_of_a_report_is_read_at_the_commit_of_the_record(world: World) -> None:
+    # a save between two reads must not mix two states of the run in one report
+    from app.store.github_reader import GitHubStateReader
+
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "first")
+    reader = GitHubStateReader(world.app.installation(42), REPO)
+    reader.load("issue-1")
+    path = "runs/issue-1/missions/0001-build.json"
+    world.fake.commit_file(REPO, STATE, path, '{"seq": 1, "answer": "rewritten"}')
+    world.fake.commit_file(REPO, STATE, "runs/issue-1/missions/0009-later.json", "{}")
+    assert b'"first"' in (reader.read(path) or b"")
+    assert reader.list_files("runs/issue-1/missions/") == [path]
+
+
+def test_a_run_on_github_shows_no_runner(served: str) -> None:
+    text = interlock("status", "issue-1", "--repo", REPO, GH_TOKEN="ghs_y", GITHUB_API_URL=served).stdout
+    assert "gate_wait" in text and "runner" not in text  # GH_TOKEN is read too
+    shown = interlock("status", "issue-1", "--repo", REPO, "--json", **app_env(served)).stdout
+    assert '"runner": "none"' in shown
+
+
+def test_the_readme_says_how_the_reports_read_github() -> None:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for said in (
+        "The reports `status`, `journey` and `money` also read a run on GitHub: `--repo OWNER/NAME`, a name that is "
+        "no folder, reads the repository's `interlock/state` branch through the API, every file at the commit of "
+        "the run's record, and prints exactly what the same record prints locally, text and `--json` alike.",
+        "else a token in `GITHUB_TOKEN` or `GH_TOKEN`. No credentials, an unknown repository or run, or no access "
+        "is a one-line error and exit 2.",
+        "a run on GitHub shows no runner in `status`.",
+    ):
+        assert said in text, said

@@ -52,3 +52,16 @@ def test_a_resume_records_who_decided_and_when_in_the_journal_and_the_decision_f
     text = interlock("journey", "d", env=env, repo=repo).stdout
     line = next(line for line in text.splitlines() if "mission_failed" in line)
     assert "alice" in line and f"{when:%Y-%m-%d %H:%M:%S} UTC" in line and "| resume " in line
+
+
+def test_the_readme_says_what_a_decision_records() -> None:
+    from app.engine.record import DECISION_WINDOW, Choice
+    from tests.helpers import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"`decisions` in `status --json`, the newest {DECISION_WINDOW}; `decision_count` counts them all" in text
+    assert f"(`choice`: {', '.join(f'`{c.value}`' for c in list(Choice)[:-1])} or `abandon`;" in text
+    assert "who (`by`: the commenter on GitHub, `$USER` locally) and when (`decided_at`)" in text
+    assert "`Decided: resume by alice at 2026-12-01 21:50:03 UTC (as recommended).`" in text
+    assert "`interlock journey` lists each decision after the missions that came before it" in text
+    assert "A stop a person asked for is no decision." in text
