@@ -84,7 +84,7 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
     if config.extends and repo is not None:
         from app.github.extends import extend
 
-        api = _installation(repo)
+        api = app_installation(repo)
         try:
             config = extend(api, repo, data, subject)
         except ConfigInvalid as exc:
@@ -98,7 +98,7 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
     return found
 
 
-def _installation(repo: str) -> Installation:
+def app_installation(repo: str) -> Installation:
     """The App's installation on ``repo``, from its credentials in the environment (as ``doctor --github``)."""
     from app.github.client import GitHubApp
     from app.webhooks.settings import SettingsError, settings_from_env
@@ -120,7 +120,7 @@ def _github(repo: str) -> list[Finding]:
     """The repository's file on its default branch, over what it extends, through the App's credentials."""
     from app.github.extends import load_config
 
-    api = _installation(repo)
+    api = app_installation(repo)
     branch = (api.repository(repo) or {}).get("default_branch") or "main"
     subject = f"{CONFIG_PATH} on {repo}@{branch}"
     try:

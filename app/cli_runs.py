@@ -19,6 +19,7 @@ import typer
 from pydantic import ValidationError
 
 from app.cli_doctor import check_calls, preflight_shell
+from app.cli_remote import Reported, github_repository, remote_journey, remote_money, remote_status
 from app.engine import events as ev
 from app.engine.graph import Policy
 from app.engine.mermaid import draw_mermaid
@@ -32,6 +33,7 @@ from app.local.launch import (
     continue_launch,
     launch_in_force,
     make_launch,
+    person,
 )
 from app.local.missions import now
 from app.local.progress import Progress
@@ -198,7 +200,7 @@ def continue_run(
 
     def event(run: Run) -> ev.Event:
         refuse_moved_on(seen, run, command)
-        return kind(key=f"{run.id}/{name}/{run.version}", at=now(), launch=relaunch, **fields)
+        return kind(key=f"{run.id}/{name}/{run.version}", at=now(), by=person(), launch=relaunch, **fields)
 
     with team_turn(shell, run_id) if drives_agents else contextlib.nullcontext():  # the team's queue (SPEC U5)
         run = shell.send(run_id, event)
@@ -362,11 +364,13 @@ def register_reports(cli: typer.Typer) -> None:
     @cli.command("status")
     def status(
         run_id: Annotated[str, typer.Argument(metavar="RUN")],
-        repo: Repo = Path("."),
+        repo: Reported = Path("."),
         draw: Annotated[bool, typer.Option("--draw", help="Add the graph picture.")] = False,
         as_json: AsJson = False,
     ) -> None:
         """A run's status: stage, visits, budget, what a person must do now."""
+        if name := github_repository(repo):  # --repo OWNER/NAME: the state branch on GitHub (app/cli_remote.py)
+            return remote_status(name, run_id, draw, as_json)
         shell = make_shell(repo, None, None, GateMode.STOP)
         run = shell.notice_merge(shell.store.load(run_id))
         emit_run(run, shell, as_json)
@@ -387,17 +391,21 @@ def register_reports(cli: typer.Typer) -> None:
 
     @cli.command("journey")
     def journey(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Repo = Path("."), as_json: AsJson = False
+        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Reported = Path("."), as_json: AsJson = False
     ) -> None:
-        """Every mission of a run: kind, stage, verdict, agent, model, duration, calls, cost."""
+        """Every mission of a run: kind, stage, verdict, agent, model, duration, calls, cost; and its decisions."""
+        if name := github_repository(repo):
+            return remote_journey(name, run_id, as_json)
         shell = make_shell(repo, None, None, GateMode.STOP)
         rows = journey_rows(shell.store.load(run_id), shell.store)
         typer.echo(json.dumps(rows, indent=2) if as_json else render_journey(rows))
 
     @cli.command("money")
     def money(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Repo = Path("."), as_json: AsJson = False
+        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Reported = Path("."), as_json: AsJson = False
     ) -> None:
         """A run's ledger by category; estimates are labelled."""
+        if name := github_repository(repo):
+            return remote_money(name, run_id, as_json)
         run = make_shell(repo, None, None, GateMode.STOP).store.load(run_id)
         typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run)))

@@ -89,6 +89,7 @@ class MessageKind(StrEnum):
     STOPPED = "stopped"  # a requested stop took effect
     CANCELLED = "cancelled"  # the run was abandoned, or its pull request closed
     DONE = "done"  # its pull request was merged
+    DECIDED = "decided"  # a person's command ended the wait on a decision: who chose which option, when (E3)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from app.engine.citation import citation_note, cited
 from app.engine.context import add_note, cut_utf8
 from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
 from app.engine.decision import render_decision
+from app.engine.decisions import open_decision
 from app.engine.effects import (
     AskAdvisor,
     AskDecision,
@@ -372,6 +373,7 @@ def escalate(t: Transition, code: ReasonCode, message: str) -> None:
     t.run.status = status
     t.run.reason = reason
     t.run.waiting = None
+    open_decision(t, reason)
     t.emit(Escalate(reason, status, render_decision(t.run, t.graph, t.git)))
 
 

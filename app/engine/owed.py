@@ -5,13 +5,15 @@ A shell saves a transition first, then carries out its effects. When it fails in
 applied, so ``step`` returns no effect; ``owed_effects`` says instead, from the saved record alone, what
 the run's state requires of the world: the job it awaits, the gate's pull request, review request and
 message, the ready pull request and the end message, the question, the request filed upstream, the
-escalation's decision, the labels of its end, and the graph event (and autopilot note) of the hop that
-brought it where it is. The shell checks each against the world and carries out those missing, once.
+escalation's decision and the outcome of the decision a person just made, the labels of its end, and the
+graph event (and autopilot note) of the hop that brought it where it is. The shell checks each against the
+world and carries out those missing, once.
 
 Everything a transition emits is owed by the record it saved (a property test checks it), except words
 the record does not keep: who merged or abandoned a run (the status comment says it), and the one-off note
 of a mission's prompt other than a re-ask's (the shell stored the mission's order with the transition). A
-finished run owes only its labels: its record can no longer change to say what was done.
+finished run owes only its labels (and the outcome of the decision that ended it): its record can no longer
+change to say what was done.
 Graph events cannot be looked up afterwards, so a shell records the newest hop whose event it sent under
 ``links[EVENTS_SENT]``; the event of a newer hop is owed.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
 from app.engine.decision import render_decision
+from app.engine.decisions import decided_now, outcome_text
 from app.engine.effects import (
     AskAdvisor,
     AskDecision,
@@ -55,9 +58,11 @@ EVENTS_SENT = "events_sent"  # links key: the number of the newest hop whose gra
 
 def owed_effects(run: Run, graph: Graph) -> list[Effect]:
     """The effects the saved record ``run`` requires, in the order its transition emitted them."""
+    decided = decided_now(run)  # the outcome of a decision the latest transition made (SPEC E3)
+    said = [PostMessage(MessageKind.DECIDED, outcome_text(decided))] if decided is not None else []
     if run.status in FINAL:
-        return [Finish(run.status)]
-    return [*_hop_effects(run, graph), *_state_effects(run, graph)]
+        return [*said, Finish(run.status)]
+    return [*said, *_hop_effects(run, graph), *_state_effects(run, graph)]
 
 
 def events_sent(run: Run) -> int:

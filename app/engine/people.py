@@ -12,6 +12,7 @@ from typing import assert_never
 
 from app.engine.budget import arm
 from app.engine.context import add_note
+from app.engine.decisions import close_decision
 from app.engine.effects import Finish, MessageKind, PostMessage
 from app.engine.errors import EventRejected
 from app.engine.events import (
@@ -32,7 +33,7 @@ from app.engine.events import (
 )
 from app.engine.flow import NOT_MISSIONS, dispatch, enter, escalate, follow, interrupt, note_person, reach_end, settle
 from app.engine.graph import END
-from app.engine.record import RESUMABLE, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
+from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
 from app.engine.transition import Transition
 from app.engine.verdict import route_verdict
 
@@ -99,6 +100,8 @@ def on_resume(t: Transition, event: Resume) -> None:
     if event.stage is not None and not t.graph.has_stage(event.stage):
         raise reject(t, event, f"graph {t.graph.name!r} has no stage {event.stage!r}")
     waiting = t.run.waiting
+    at = event.stage if event.stage not in (None, t.run.stage) else None
+    close_decision(t, Choice.RESUME, f"resume at {at}" if at else "resume", event.by)
     _rearm(t)
     if waiting is not None and waiting.kind not in NOT_MISSIONS and event.stage in (None, waiting.stage):
         settle(t, waiting.seq, status=MissionStatus.CRASHED)
@@ -125,6 +128,8 @@ def on_route(t: Transition, event: RouteChosen) -> None:
     if edge is None or event.verdict.upper() in ("NEEDS_INPUT", "NEEDS_UPSTREAM"):
         labels = ", ".join(t.graph.labels(t.run.stage)) or "none"
         raise reject(t, event, f"stage {t.run.stage!r} has no edge for {event.verdict!r}; its labels: {labels}")
+    label = next((x for x in t.graph.labels(t.run.stage) if x.casefold() == event.verdict.casefold()), event.verdict)
+    close_decision(t, Choice.ROUTE, f"route {label}", event.by)
     _rearm(t)
     follow(t, edge, by=event.by or "person")
 
@@ -132,6 +137,7 @@ def on_route(t: Transition, event: RouteChosen) -> None:
 def on_deliver(t: Transition, event: Deliver) -> None:
     if t.run.status not in RESUMABLE:
         raise reject(t, event, "only a stopped, failed, escalated or waiting run can be delivered by hand")
+    close_decision(t, Choice.DELIVER, "deliver", event.by)
     _rearm(t)
     t.add_line(f"delivered by {event.by or 'a person'}")
     reach_end(t)
@@ -144,6 +150,7 @@ def _cancel_in_flight(t: Transition) -> None:
 
 
 def on_abandon(t: Transition, event: Abandon) -> None:
+    close_decision(t, Choice.ABANDON, "abandon", event.by)
     _cancel_in_flight(t)
     t.run.status = Status.CANCELLED
     t.run.waiting = None

@@ -261,7 +261,38 @@ class Launch(Record):
     settings: dict[str, Any] = field(default_factory=dict)  # the resolved configuration the shell rebuilds
 
 
+class Choice(StrEnum):
+    """What a person chose at a decision (SPEC E3): the engine's closed set of ways out of a stop."""
+
+    RESUME = "resume"  # at the stage it stopped at, or at another (``taken`` says which)
+    ROUTE = "route"  # on a verdict of the person's choice from the current stage
+    DELIVER = "deliver"
+    ABANDON = "abandon"
+
+
+class Decision(Record):
+    """A stop handed to a person (SPEC E2, E3) and, once a person's command ended the wait, its outcome.
+
+    ``options`` are the names the decision file offered and ``recommended`` the one the rules chose;
+    ``taken`` is the option as the decision file names it (``resume at build``, ``route PASS``), ``by``
+    and ``decided_at`` who chose it and when. ``number`` counts the run's decisions from 1: the record keeps
+    only the newest ``DECISION_WINDOW``."""
+
+    number: int
+    asked_at: datetime
+    stage: str
+    reason: ReasonCode
+    after_mission: int = 0  # the missions started before it: where it sits in the journey
+    options: list[str] = field(default_factory=list)
+    recommended: str = ""
+    choice: Choice | None = None  # None while the run waits for a person
+    taken: str = ""
+    by: str = ""
+    decided_at: datetime | None = None
+
+
 MISSION_WINDOW = 16
+DECISION_WINDOW = 8
 HOP_WINDOW = 24
 KEY_WINDOW = 64
 QUESTIONS_BYTES = 8000  # the questions a run waits on, kept in the record: bounded like the rest (SPEC J5)
@@ -272,7 +303,8 @@ class Run(Record):
     """The run record (SPEC J1), written at every transition, gate and stop.
 
     The record stays bounded whatever the length of the run (SPEC J5): it keeps the latest
-    ``MISSION_WINDOW`` mission summaries, ``HOP_WINDOW`` hops, ``RELAUNCH_WINDOW`` launch overrides and
+    ``MISSION_WINDOW`` mission summaries, ``HOP_WINDOW`` hops, ``RELAUNCH_WINDOW`` launch overrides,
+    ``DECISION_WINDOW`` decisions and
     ``KEY_WINDOW`` idempotency keys, with counters for the totals. Keys leave the window oldest first;
     ``forgotten_before`` remembers the latest time of a key that left, so an event that old can no longer
     be proven new and is refused, never applied twice (SPEC J2). Every mission's full record is stored
@@ -313,6 +345,8 @@ class Run(Record):
     links: dict[str, str] = field(default_factory=dict)  # where the run lives for its shell: issue, comment, PR
     launch: Launch | None = None  # how a local run was started; None for a run started elsewhere
     relaunches: list[Launch] = field(default_factory=list)  # later overrides, oldest first: the last is in force
+    decisions: list[Decision] = field(default_factory=list)  # the newest DECISION_WINDOW, oldest first (E2, E3)
+    decision_count: int = 0
     applied: dict[str, datetime] = field(default_factory=dict)
     forgotten_before: datetime | None = None
     created_at: datetime

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
+from app.engine.decisions import newest_decided
 from app.engine.effects import Effect, Escalate, FileRequest, MessageKind, PostMessage
 from app.engine.record import Run
 from app.github.client import Installation
@@ -25,6 +26,8 @@ def posted_as_comment(kind: MessageKind) -> bool:
     change the status comment. A new kind must be placed here: mypy fails at ``assert_never`` until it is."""
     match kind:
         case MessageKind.GATE | MessageKind.QUESTION | MessageKind.UPSTREAM | MessageKind.AUTOPILOT:
+            return True
+        case MessageKind.DECIDED:  # under the decision file: who chose which option, and when
             return True
         case MessageKind.END | MessageKind.STOPPED | MessageKind.CANCELLED | MessageKind.DONE:
             return False
@@ -40,6 +43,9 @@ def effect_mark(run: Run, effect: Effect) -> str | None:
     counts = f"{run.mission_count}.{run.hop_count}"
     if isinstance(effect, PostMessage) and effect.kind is MessageKind.AUTOPILOT:
         mark = f"autopilot@{run.hop_count}"  # owed by its hop, whatever missions ran since
+    elif isinstance(effect, PostMessage) and effect.kind is MessageKind.DECIDED:
+        decided = newest_decided(run)  # one outcome per decision, whatever the transition made since
+        mark = f"decided@{decided.number if decided else 0}"
     elif isinstance(effect, PostMessage) and posted_as_comment(effect.kind):
         mark = f"{effect.kind}@{counts}"
     elif isinstance(effect, Escalate):

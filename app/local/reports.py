@@ -14,12 +14,13 @@ from typing import Any
 
 from app.engine.graph import END, Graph
 from app.engine.record import MissionKind, Run, Status
-from app.store.journal import STATE_BRANCH, JournalStore, decision_path, mission_path, missions_folder
+from app.store.journal import STATE_BRANCH, FileReader, decision_path, mission_path, missions_folder
 
 RECORD_FIELDS = ("seq", "kind", "stage", "status", "agent", "model", "duration_s", "usage")
 # Who was meant to do a mission and how its whitelist was kept (SPEC U1, W2); absent from older journals.
 ASSIGNMENT_FIELDS = ("capability", "role", "model_asked", "tools", "tool_scope")
 SCREEN_MAX = 40  # lines of an answer shown at a gate: a screenful, and never more than this
+DECISION_KIND = "decision"  # a journey row that is a decision, not a mission
 NOT_ANSWERS = (MissionKind.REASK, MissionKind.DECIDE, MissionKind.ADVISOR)  # their text is a label, not the work
 
 
@@ -55,8 +56,9 @@ def stored_record(data: bytes | None) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
-    """Every mission, from the full records stored beside the run; summaries fill in what is in flight."""
+def journey_rows(run: Run, store: FileReader) -> list[dict[str, Any]]:
+    """Every mission, from the full records stored beside the run (summaries fill in what is in flight), and
+    each decision handed to a person (``kind: decision``), placed after the missions that came before it."""
     rows: dict[int, dict[str, Any]] = {}
     for path in store.list_files(missions_folder(run.id)):
         record = stored_record(store.read(path))
@@ -76,7 +78,38 @@ def journey_rows(run: Run, store: JournalStore) -> list[dict[str, Any]]:
                 and (v is not None or k not in row)
             }
         )
-    return [rows[seq] for seq in sorted(rows)]
+    decisions = decision_rows(run)
+    ordered: list[dict[str, Any]] = []
+    for seq in sorted(rows):
+        ordered += [d for d in decisions if d["after_mission"] < seq and d not in ordered]
+        ordered.append(rows[seq])
+    return ordered + [d for d in decisions if d not in ordered]
+
+
+def decision_rows(run: Run) -> list[dict[str, Any]]:
+    """The decisions the record keeps (SPEC E2, E3): why, what was offered and recommended, and the option a
+    person took, by whom and when (``choice`` null while the run still waits)."""
+    return [{"kind": DECISION_KIND, **decision.json_data()} for decision in run.decisions]
+
+
+def render_decisions(rows: list[dict[str, Any]]) -> str:
+    """The decisions of a journey, each with its outcome: who chose which option and when."""
+    shown = [
+        {
+            **row,
+            "taken": row["taken"] or "(waiting for a person)",
+            "asked_at": _moment(row["asked_at"]),
+            "decided_at": _moment(row["decided_at"]),
+        }
+        for row in rows
+    ]
+    columns = ["number", "stage", "reason", "recommended", "taken", "by", "asked_at", "decided_at"]
+    return "decisions:\n" + table(shown, columns)
+
+
+def _moment(value: str | None) -> str:
+    """A journal time as people read it: to the second, UTC."""
+    return datetime.fromisoformat(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
 
 
 def money_rows(run: Run) -> list[dict[str, Any]]:
@@ -113,6 +146,12 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
 
 
 def render_journey(rows: list[dict[str, Any]]) -> str:
+    decisions = [row for row in rows if row.get("kind") == DECISION_KIND]
+    missions = render_missions([row for row in rows if row.get("kind") != DECISION_KIND])
+    return f"{missions}\n\n{render_decisions(decisions)}" if decisions else missions
+
+
+def render_missions(rows: list[dict[str, Any]]) -> str:
     flat = [
         {
             **row,
@@ -186,7 +225,7 @@ def screen_lines() -> int:
     return max(10, min(SCREEN_MAX, shutil.get_terminal_size((100, SCREEN_MAX + 8)).lines - 8))
 
 
-def gate_answer(run: Run, store: JournalStore, lines: int = SCREEN_MAX) -> dict[str, Any] | None:
+def gate_answer(run: Run, store: FileReader, lines: int = SCREEN_MAX) -> dict[str, Any] | None:
     """The answer a gate asks a person to approve, cut to ``lines``, and the command that shows all of it.
 
     That is the answer of the node's own mission: a gate opened after a re-ask or a decision points at that

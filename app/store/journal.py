@@ -91,6 +91,14 @@ class RunStore(Protocol):
     def read(self, path: str) -> bytes | None: ...
 
 
+class FileReader(Protocol):
+    """What a report of one run reads beside its record: any store, GitHub's too (``interlock journey``)."""
+
+    def read(self, path: str) -> bytes | None: ...
+
+    def list_files(self, prefix: str) -> list[str]: ...
+
+
 class JournalStore(RunStore, Protocol):
     """A journal that can also be listed: the stores of a local repository (boards, reports)."""
 

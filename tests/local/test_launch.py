@@ -101,7 +101,7 @@ def test_every_continuing_command_drives_the_run_with_the_agent_it_was_started_w
     delivered = bench.json("deliver", "r1")
     assert delivered["status"] == "awaiting_merge" and delivered["relaunches"] == []
     assert bench.marks() == ["1 a", "2 a", "3 a", "4 a", "5 a", "6 a"]
-    journey = bench.json("journey", "r1")
+    journey = [row for row in bench.json("journey", "r1") if row["kind"] != "decision"]  # its missions
     assert [(m["stage"], m["kind"], m["agent"]) for m in journey] == [
         ("plan", "deliver", A),
         ("plan", "amend", A),

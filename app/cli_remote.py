@@ -1,0 +1,123 @@
+"""The reports of a run on GitHub: ``interlock status|journey|money --repo OWNER/NAME RUN`` (issue 14, item 5).
+
+``--repo`` names a folder locally; when it names no folder but ``OWNER/NAME``, as ``interlock doctor`` reads it,
+the report reads the repository's state branch through the API instead, and prints exactly what the same
+command prints for the same record locally (text and ``--json``), from the same renderers. Credentials are the
+App's, as the service and ``doctor --github`` use them (``GITHUB_APP_ID``, ``GITHUB_APP_PRIVATE_KEY``,
+``GITHUB_API_URL``), else a token from the environment (``GITHUB_TOKEN``, else ``GH_TOKEN``). What can go
+wrong — no credentials, an unknown repository or run, no access — is one line and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
+
+from app.cli_config import app_installation
+from app.cli_doctor import REPOSITORY_NAME
+from app.engine.errors import InterlockError
+from app.engine.mermaid import draw_mermaid
+from app.engine.record import Run
+from app.github.client import GitHubError, Installation
+from app.local.reports import gate_answer, journey_rows, money_rows, render_journey, render_money, render_status
+from app.runner.driver import RunDriver
+from app.store.github_reader import GitHubStateReader
+
+Reported = Annotated[
+    Path, typer.Option("--repo", help="The git repository (default: the current folder), or OWNER/NAME on GitHub.")
+]
+TOKENS = ("GITHUB_TOKEN", "GH_TOKEN")
+RUNNER = "none"  # what `status` says of a run no process on this machine drives: GitHub's jobs drive it
+NO_CREDENTIALS = (
+    "no GitHub credentials: set the App's (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, as for the service) "
+    "or a token (GITHUB_TOKEN or GH_TOKEN) that can read the repository"
+)
+
+
+def github_repository(repo: Path) -> str | None:
+    """``OWNER/NAME`` when ``--repo`` names no folder but a repository on GitHub, as ``interlock doctor`` reads it;
+    ``None``: a local report."""
+    if repo.exists() or not REPOSITORY_NAME.match(str(repo)):
+        return None
+    typer.echo(f"(--repo {repo} is not a folder: reading the GitHub repository {repo})", err=True)
+    return str(repo)
+
+
+def installation(name: str) -> Installation:
+    """The client of ``name``: the App's installation there, else the token's; an unknown repository refused."""
+    from app.webhooks.appless import TokenApp
+    from app.webhooks.settings import DEFAULT_API_URL
+
+    if os.environ.get("GITHUB_APP_ID") or os.environ.get("GITHUB_APP_CLIENT_ID"):
+        return app_installation(name)
+    token = next((os.environ[key] for key in TOKENS if os.environ.get(key)), None)
+    if token is None:
+        raise InterlockError(NO_CREDENTIALS)
+    api = TokenApp(token, os.environ.get("GITHUB_API_URL", DEFAULT_API_URL).rstrip("/")).installation(0)
+    if api.repository(name) is None:
+        raise InterlockError(f"no repository {name} on GitHub, or the token cannot see it")
+    return api
+
+
+@contextmanager
+def plainly(name: str) -> Iterator[None]:
+    """GitHub's refusals and an unreachable API as one line each (``InterlockError``), never a traceback."""
+    try:
+        yield
+    except GitHubError as exc:
+        raise InterlockError(refused(name, exc.status, str(exc))) from None
+    except RequestFailed as exc:
+        raise InterlockError(refused(name, exc.response.status_code, exc.response.text[:200])) from None
+    except GraphQLFailed as exc:
+        raise InterlockError(f"GitHub could not read {name}'s state branch: {exc}") from None
+    except (GitHubException, httpx.HTTPError) as exc:
+        raise InterlockError(f"cannot reach GitHub for {name}: {exc}") from None
+
+
+def refused(name: str, status: int, said: str) -> str:
+    if status == 401:
+        return f"GitHub refused the credentials (401): check the App's key or the token ({said})"
+    if status in (403, 404):
+        return f"no access to {name}'s state branch ({status}): the credentials cannot read its contents"
+    return said
+
+
+def load(name: str, run_id: str) -> tuple[GitHubStateReader, Run]:
+    """The run's record from the state branch of ``name``, and the reader that read it (at that commit)."""
+    state = GitHubStateReader(installation(name), name)
+    return state, state.load(run_id)
+
+
+def remote_status(name: str, run_id: str, draw: bool, as_json: bool) -> None:
+    """``interlock status``, as locally: the record with ``runner`` and ``gate_answer`` in ``--json``."""
+    with plainly(name):
+        state, run = load(name, run_id)
+        graph = RunDriver(state).graph_of(run)
+        answer = gate_answer(run, state)
+    if as_json:
+        typer.echo(json.dumps({**run.journal(), "runner": RUNNER, "gate_answer": answer}, indent=2))
+        return
+    typer.echo(render_status(run, graph, RUNNER, answer))
+    if draw:
+        typer.echo("\n" + draw_mermaid(graph, run.stage, run.visits), nl=False)
+
+
+def remote_journey(name: str, run_id: str, as_json: bool) -> None:
+    with plainly(name):
+        state, run = load(name, run_id)
+        rows = journey_rows(run, state)
+    typer.echo(json.dumps(rows, indent=2) if as_json else render_journey(rows))
+
+
+def remote_money(name: str, run_id: str, as_json: bool) -> None:
+    with plainly(name):
+        _, run = load(name, run_id)
+    typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run)))

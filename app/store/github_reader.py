@@ -1,0 +1,38 @@
+"""A run's files on the state branch of a repository on GitHub, read at one commit, for the reports
+(``interlock status|journey|money --repo OWNER/NAME``).
+
+A report reads the record, then the graph, the mission records and perhaps a gate's answer. Read one by one at
+the branch's head, a save between two reads would mix two states of the run; so every file is read at the
+commit the record was read from, and the folder of mission records is listed at that commit too. Read-only:
+nothing here writes.
+"""
+
+from __future__ import annotations
+
+from app.engine.record import Run
+from app.store.github import GitHubStore
+from app.store.journal import graph_path
+
+
+class GitHubStateReader(GitHubStore):
+    """``GitHubStore`` reading at the commit of the last record it loaded, with ``list_files`` for reports."""
+
+    at: str | None = None
+
+    def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
+        """The record, with its graph read in the same call (a status needs it)."""
+        run = super().load(run_id, (graph_path(run_id), *also))
+        self.at = self.heads[run_id]
+        return run
+
+    def read(self, path: str) -> bytes | None:
+        if path in self.fetched or self.at is None:
+            return super().read(path)
+        return self.api.file(self.repo, path, self.at)
+
+    def list_files(self, prefix: str) -> list[str]:
+        """The files directly in folder ``prefix`` (``runs/<id>/missions/``) at the record's commit."""
+        if self.at is None:
+            return []
+        folder = prefix.rstrip("/")
+        return sorted(f"{folder}/{name}" for name in self.api.folder(self.repo, folder, self.at) or [])
