@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from githubkit.exception import GraphQLFailed
+
 from app.engine.graph import END, Graph
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Run, Status
@@ -172,6 +174,44 @@ def checks_at_head(api: Installation, repo: str, branch: str) -> list[dict[str, 
         return None
     found = [check for check in data.get("check_runs", []) if isinstance(check, dict)]
     return sorted(found, key=lambda check: int(check.get("id") or 0), reverse=True)
+
+
+HISTORY = 30  # commits of the run branch searched for a check left in progress when its head moved
+BRANCH_CHECKS = (
+    "query InterlockBranchChecks($owner: String!, $name: String!, $ref: String!) { "
+    "repository(owner: $owner, name: $name) { ref(qualifiedName: $ref) { target { ... on Commit { oid "
+    f"history(first: {HISTORY}) {{ nodes {{ oid checkSuites(first: 10) {{ nodes {{ checkRuns(first: 10, "
+    f'filterBy: {{checkName: "{CHECK_NAME}", status: IN_PROGRESS}}) {{ nodes {{ databaseId externalId }} }} '
+    "} } } } } } } } }"
+)
+
+
+def branch_checks(api: Installation, repo: str, branch: str, external_id: str) -> tuple[str | None, list[int]]:
+    """The branch's head, and the ids of the ``external_id`` checks still in progress on its last ``HISTORY``
+    commits, in one GraphQL call: where the head was before a mission's commits moved it.
+    https://docs.github.com/en/graphql/reference/objects#checkrun"""
+    owner, name = repo.split("/", 1)
+    try:
+        data = api.github.graphql(BRANCH_CHECKS, {"owner": owner, "name": name, "ref": f"refs/heads/{branch}"})
+    except GraphQLFailed:  # a check left behind stays as it was; the head is read the plain way
+        return api.ref(repo, branch), []
+    target = ((data.get("repository") or {}).get("ref") or {}).get("target")
+    if not target:
+        return None, []
+    found = [
+        int(check["databaseId"])
+        for commit in (target.get("history") or {}).get("nodes") or []
+        for suite in (commit.get("checkSuites") or {}).get("nodes") or []
+        for check in (suite.get("checkRuns") or {}).get("nodes") or []
+        if check.get("externalId") == external_id and isinstance(check.get("databaseId"), int)
+    ]
+    return str(target["oid"]), found
+
+
+def moved_on(view: CheckView, head: str) -> CheckView:
+    """What a check left on an earlier commit shows once the run's check went on to ``head``."""
+    summary = f"The run branch's head moved to `{head}`: the run's check is there now."
+    return CheckView("neutral", f"moved to {head[:7]}", summary, view.details_url, ())
 
 
 def create_check(api: Installation, repo: str, head: str, external_id: str, view: CheckView) -> int:

@@ -2,8 +2,9 @@
 
 After every transition (and on a redelivery) the shell shows the run on the check run of the run branch's head
 (``app/github/checks.py``): found there again, updated only when what it shows changed, created on a head that
-has none — a mission's commits moved the head — or when a check that completed must show the run working again
-(GitHub's newest check run of a name is the one a pull request shows). An installation that has not granted
+has none — a mission's commits moved the head, and the check left in progress on an earlier commit says where
+the run went — or when a check that completed must show the run working again (GitHub's newest check run of a
+name is the one a pull request shows). An installation that has not granted
 the Checks permission (403) gets no check and loses nothing else: `interlock doctor` names the permission.
 """
 
@@ -14,7 +15,7 @@ from typing import Protocol
 
 from app.engine.graph import Graph
 from app.engine.record import Run
-from app.github.checks import check_view, checks_at_head, create_check, update_check
+from app.github.checks import branch_checks, check_view, checks_at_head, create_check, moved_on, update_check
 from app.github.client import GitHubError, Installation
 
 log = logging.getLogger("interlock.github")
@@ -48,6 +49,14 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph) -> None:
         if not view.shown_by(ours):
             update_check(runs.api, runs.repo, int(ours["id"]), view)
         return
-    head = str(found[0]["head_sha"]) if found and found[0].get("head_sha") else runs.api.ref(runs.repo, run.branch)
-    if head is not None:  # a check listed is on the head already: its sha saves reading the branch
-        create_check(runs.api, runs.repo, head, run.id, view)
+    head: str | None
+    left: list[int] = []
+    if found and found[0].get("head_sha"):  # a check listed is on the head already: its sha saves a read
+        head = str(found[0]["head_sha"])
+    else:  # none on the head: a new run, or a mission's commits moved it, leaving the run's check behind
+        head, left = branch_checks(runs.api, runs.repo, run.branch, run.id)
+    if head is None:
+        return
+    create_check(runs.api, runs.repo, head, run.id, view)
+    for check_id in left:
+        update_check(runs.api, runs.repo, check_id, moved_on(view, head))

@@ -328,6 +328,8 @@ class FakeGitHub:
     def _graphql(self, request: httpx.Request, body: Any) -> httpx.Response:
         if "InterlockSnapshot" in body.get("query", ""):
             return self._snapshot(body["variables"])
+        if "InterlockBranchChecks" in body.get("query", ""):
+            return self._branch_checks(body["variables"])
         if "markPullRequestReadyForReview" in body.get("query", ""):
             node = body["variables"]["id"]
             for pull in self.pulls.values():
@@ -508,6 +510,32 @@ class FakeGitHub:
             if check["repo"] == repo and check["head_sha"] == head and name in (None, check["name"])
         ]
         return httpx.Response(200, json={"total_count": len(found), "check_runs": found})
+
+    def _branch_checks(self, variables: dict[str, Any]) -> httpx.Response:
+        """A branch's head and its history (newest first, 30 commits), each with its in-progress Interlock checks."""
+        repo = f"{variables['owner']}/{variables['name']}"
+        head = self.refs.get((repo, variables["ref"].removeprefix("refs/heads/")))
+        if head is None:
+            return httpx.Response(200, json={"data": {"repository": {"ref": None}}})
+        history, queue = [], [head]
+        while queue and len(history) < 30:
+            commit = queue.pop(0)
+            if commit not in history:
+                history.append(commit)
+                queue += self.commits[commit]["parents"]
+        nodes = [
+            {"oid": commit, "checkSuites": {"nodes": [{"checkRuns": {"nodes": self._open_checks(repo, commit)}}]}}
+            for commit in history
+        ]
+        target = {"oid": head, "history": {"nodes": nodes}}
+        return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+
+    def _open_checks(self, repo: str, commit: str) -> list[dict[str, Any]]:
+        return [
+            {"databaseId": number, "externalId": check.get("external_id")}
+            for number, check in self.check_runs.items()
+            if check["repo"] == repo and check["head_sha"] == commit and check["status"] == "in_progress"
+        ]
 
     def _check_json(self, check_id: int) -> dict[str, Any]:
         check = self.check_runs[check_id]

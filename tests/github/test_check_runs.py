@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
 from app.engine.record import Reason, ReasonCode, Status
@@ -115,8 +116,10 @@ def test_a_head_that_moves_gets_a_new_check_run(world: World) -> None:
     world.fake.commit_file(REPO, run.branch, "app.py", "print('built')\n")  # the job pushed the agent's commit
     world.job_done(issue, 1, "build", "built it")
     moved = world.fake.refs[(REPO, run.branch)]
-    assert [(c["head_sha"], c["status"]) for c in checks(world)] == [(first, "in_progress"), (moved, "completed")]
-    assert checks(world)[-1]["conclusion"] == "action_required"
+    left, now = checks(world)
+    assert (left["head_sha"], now["head_sha"], now["conclusion"]) == (first, moved, "action_required")
+    # the check the run left on the earlier commit is no longer in progress: it says where the run went
+    assert (left["conclusion"], left["output"]["title"]) == ("neutral", f"moved to {moved[:7]}")
 
 
 def test_a_redelivery_makes_no_second_check_run_and_no_write(world: World) -> None:
@@ -179,6 +182,16 @@ def test_an_installation_without_the_checks_permission_still_runs(world: World) 
     assert outcome is Outcome.HANDLED and world.run(issue).status is Status.RUNNING and checks(world) == []
 
 
+def test_a_refused_history_query_still_puts_the_check_on_the_head(world: World, monkeypatch: Any) -> None:
+    # the GraphQL read of the branch's history is refused (GitHub answers errors): the head is read by REST
+    monkeypatch.setattr(
+        world.fake, "_branch_checks", lambda variables: httpx.Response(200, json={"errors": [{"message": "x"}]})
+    )
+    _, issue = world.label()
+    [check] = checks(world)
+    assert check["head_sha"] == world.fake.refs[(REPO, world.run(issue).branch)]
+
+
 @pytest.mark.parametrize("status", list(Status))
 def test_every_status_has_a_conclusion_and_buttons_within_githubs_limits(status: Status) -> None:
     actions = offered(status)
@@ -212,8 +225,10 @@ README_SENTENCES = [
     "merge, and stays so when the run is `done`), `failure` when it failed or escalated, `cancelled` when cancelled.",
     "Its summary shows the status, the stage, the visits of each stage, the budget used, what a person must do "
     "now and the graph's picture, and its details link is the run's issue.",
-    "When a mission's commits move the head, the run's check goes on the new head (checks belong to commits); "
-    "when a run that stopped goes on, a new check shows it working, since a pull request shows the newest.",
+    "When a mission's commits move the head, the run's check goes on the new head (checks belong to commits), and "
+    "the one it left in progress on an earlier commit (among the branch's last 30) completes as `neutral`, naming "
+    "the new head; when a run that stopped goes on, a new check shows it working, since a pull request shows the "
+    "newest.",
     "The check is found again on GitHub (the head's `Interlock` check runs whose external id is the run's), so a "
     "redelivery never makes a second one, and it is written only when what it shows changed.",
     "At a failure its buttons are **Retry** and **Abandon**, at an escalation **Resume**, **Deliver** and "
