@@ -14,6 +14,7 @@ import pytest
 
 from app.engine.record import Reason, ReasonCode, Status
 from app.github.checks import SUMMARY_LIMIT, check_view, conclusion_of, offered
+from app.webhooks.delivery import Delivery
 from app.webhooks.router import Outcome
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example
@@ -36,9 +37,14 @@ def check_calls(world: World) -> list[str]:
 
 
 def click(world: World, identifier: str, user: str = "alice", check: dict[str, Any] | None = None) -> Outcome:
-    """A person clicks a button of the run's newest check run: GitHub's ``check_run.requested_action``."""
+    """A person clicks a button of the run's newest check run (or of ``check``)."""
+    world.count += 1
+    return world.router.dispatch(clicked_on(check or checks(world)[-1], world, identifier, user))
+
+
+def clicked_on(shown: dict[str, Any], world: World, identifier: str, user: str = "alice") -> Delivery:
+    """GitHub's ``check_run.requested_action`` for a click on ``shown``, as a delivery with its own id."""
     payload = example("check_run", "requested_action.payload.json")
-    shown = check or checks(world)[-1]
     payload["check_run"] = {
         **payload["check_run"],
         "id": shown["id"],
@@ -50,7 +56,7 @@ def click(world: World, identifier: str, user: str = "alice", check: dict[str, A
     payload["check_run"]["check_suite"] = {**payload["check_run"]["check_suite"], "head_branch": "interlock/issue-1"}
     payload["requested_action"] = {"identifier": identifier}
     payload["sender"] = {**payload["sender"], "login": user, "type": "User"}
-    return world.deliver("check_run", payload)
+    return Delivery("check_run", f"delivery-{world.count}", payload)
 
 
 def test_the_check_follows_a_run_from_start_through_its_gate_to_the_merge(world: World) -> None:
@@ -190,6 +196,38 @@ def test_a_refused_history_query_still_puts_the_check_on_the_head(world: World, 
     _, issue = world.label()
     [check] = checks(world)
     assert check["head_sha"] == world.fake.refs[(REPO, world.run(issue).branch)]
+
+
+def test_a_redelivered_click_changes_nothing(world: World) -> None:
+    # SPEC GH8: the delivery id is the event's key
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "", store_record=False)
+    world.count += 1
+    clicked = clicked_on(checks(world)[-1], world, "retry")
+    assert world.router.dispatch(clicked) is Outcome.HANDLED and world.run(issue).status is Status.RUNNING
+    version, dispatched = world.run(issue).version, len(world.fake.dispatches)
+    assert dispatched == 2
+    assert world.router.dispatch(clicked) is Outcome.HANDLED
+    assert world.run(issue).version == version and len(world.fake.dispatches) == dispatched
+
+
+EXPECTED = {
+    Status.RUNNING: (None, []),
+    Status.AWAITING_UPSTREAM: (None, []),
+    Status.GATE_WAIT: ("action_required", []),
+    Status.AWAITING_INPUT: ("action_required", []),
+    Status.INTERRUPTED: ("action_required", ["resume", "abandon"]),
+    Status.AWAITING_MERGE: ("success", []),
+    Status.DONE: ("success", []),
+    Status.FAILED: ("failure", ["retry", "abandon"]),
+    Status.ESCALATED: ("failure", ["resume", "deliver", "abandon"]),
+    Status.CANCELLED: ("cancelled", []),
+}
+
+
+def test_each_status_has_the_conclusion_and_buttons_the_readme_names() -> None:
+    # SPEC W5: a gate's decision is its review and a question's answer is text: no buttons there
+    assert {s: (conclusion_of(s), [a.identifier for a in offered(s)]) for s in Status} == EXPECTED
 
 
 @pytest.mark.parametrize("status", list(Status))
