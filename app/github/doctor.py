@@ -34,6 +34,7 @@ APP_PERMISSIONS = {
     "issues": "write",
     "pull_requests": "write",
     "actions": "write",
+    "checks": "write",
     "metadata": "read",
 }
 DISPATCH_INPUTS = ("run", "mission", "stage", "runner")  # what GitHubRuns._dispatch sends; a test keeps them equal

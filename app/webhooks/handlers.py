@@ -22,6 +22,7 @@ from app.github.graphs import repo_graph
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
+from app.webhooks.check_actions import requested_action
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
@@ -78,7 +79,11 @@ class Handlers:
         router.on("pull_request", "closed")(self.pull_closed)
         router.on("issue_comment", "created")(self.comment_created)
         router.on("issues", "closed", own=True)(self.upstream_closed)  # the App's close of its request counts
+        router.on("check_run", "requested_action")(self.check_action)  # SPEC W5: a button of a run's check
         return router
+
+    def check_action(self, delivery: Delivery) -> Outcome:
+        return requested_action(delivery, self.runs, self._queue_moves, self.app.identity.app_id)
 
     def upstream_closed(self, delivery: Delivery) -> Outcome:
         """SPEC U3: an upstream request Interlock filed was closed — completed resumes the waiting run by

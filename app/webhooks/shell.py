@@ -45,6 +45,7 @@ from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
 from app.webhooks import satellites
+from app.webhooks.check_run import show_check
 from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.requests import file_request, follow_request
@@ -380,7 +381,8 @@ class GitHubRuns:
         return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/requests.py
 
     def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None) -> None:
-        """Edit the status comment; on a redelivery, only if what it shows changed."""
+        """Edit the status comment; on a redelivery, only if what it shows changed. The check run too (SPEC W5)."""
+        show_check(self, run, graph)
         comment = run.links.get("status_comment")
         if not comment:
             return

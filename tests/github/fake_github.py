@@ -76,7 +76,11 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/labels/([^/]+)"), self._label),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/actions/runners"), self._runners),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues"), self._list_issues),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/check-runs"), self._create_check),
+            ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/check-runs/(\d+)"), self._update_check),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/commits/(.+)/check-runs"), self._list_checks),
         ]
+        self.check_runs: dict[int, dict[str, Any]] = {}  # every check run made, by id: its head, status, output
         self.hook_deliveries: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.review_notes: dict[int, list[dict[str, Any]]] = {}
@@ -97,9 +101,10 @@ class FakeGitHub:
                 "issues": "write",
                 "pull_requests": "write",
                 "actions": "write",
+                "checks": "write",
                 "metadata": "read",
             },
-            "events": ["issues", "issue_comment", "pull_request", "pull_request_review", "workflow_run"],
+            "events": ["issues", "issue_comment", "pull_request", "pull_request_review", "workflow_run", "check_run"],
             "suspended_at": None,
         }
         self.default_branch = "main"
@@ -339,6 +344,8 @@ class FakeGitHub:
     def _graphql(self, request: httpx.Request, body: Any) -> httpx.Response:
         if "InterlockSnapshot" in body.get("query", ""):
             return self._snapshot(body["variables"])
+        if "InterlockBranchChecks" in body.get("query", ""):
+            return self._branch_checks(body["variables"])
         if "markPullRequestReadyForReview" in body.get("query", ""):
             node = body["variables"]["id"]
             for pull in self.pulls.values():
@@ -487,6 +494,74 @@ class FakeGitHub:
             return httpx.Response(403, json={"message": "Resource not accessible by integration"})
         return httpx.Response(200, json={"total_count": len(self.runners), "runners": self.runners})
 
+    def _create_check(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        if body["head_sha"] not in self.commits:
+            return httpx.Response(422, json={"message": "No commit found for SHA: " + body["head_sha"]})
+        if problem := check_problem(body):
+            return httpx.Response(422, json={"message": "Validation Failed", "errors": [problem]})
+        check_id = 9000 + len(self.check_runs)
+        self.check_runs[check_id] = {"id": check_id, "repo": repo, "conclusion": None, **body}
+        return httpx.Response(201, json=self._check_json(check_id))
+
+    def _update_check(self, request: httpx.Request, body: Any, repo: str, check_id: str) -> httpx.Response:
+        check = self.check_runs.get(int(check_id))
+        if check is None or check["repo"] != repo:
+            return httpx.Response(404, json={"message": "Not Found"})
+        if problem := check_problem(body):
+            return httpx.Response(422, json={"message": "Validation Failed", "errors": [problem]})
+        check.update(body)
+        if "conclusion" not in body and body.get("status") in ("in_progress", "queued"):
+            check["conclusion"] = None
+        return httpx.Response(200, json=self._check_json(int(check_id)))
+
+    def _list_checks(self, request: httpx.Request, body: Any, repo: str, ref: str) -> httpx.Response:
+        """The check runs of a commit, given by sha or as ``heads/BRANCH``; GitHub answers 404 for neither."""
+        head = self.refs.get((repo, ref.removeprefix("heads/"))) if ref.startswith("heads/") else ref
+        if head is None or head not in self.commits:
+            return httpx.Response(404, json={"message": "No commit found for SHA: " + ref})
+        name = request.url.params.get("check_name")
+        found = [
+            self._check_json(number)
+            for number, check in sorted(self.check_runs.items(), reverse=True)
+            if check["repo"] == repo and check["head_sha"] == head and name in (None, check["name"])
+        ]
+        return httpx.Response(200, json={"total_count": len(found), "check_runs": found})
+
+    def _branch_checks(self, variables: dict[str, Any]) -> httpx.Response:
+        """A branch's head and its history (newest first, 30 commits), each with its in-progress Interlock checks."""
+        repo = f"{variables['owner']}/{variables['name']}"
+        head = self.refs.get((repo, variables["ref"].removeprefix("refs/heads/")))
+        if head is None:
+            return httpx.Response(200, json={"data": {"repository": {"ref": None}}})
+        history, queue = [], [head]
+        while queue and len(history) < 30:
+            commit = queue.pop(0)
+            if commit not in history:
+                history.append(commit)
+                queue += self.commits[commit]["parents"]
+        nodes = [
+            {"oid": commit, "checkSuites": {"nodes": [{"checkRuns": {"nodes": self._open_checks(repo, commit)}}]}}
+            for commit in history
+        ]
+        target = {"oid": head, "history": {"nodes": nodes}}
+        return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+
+    def _open_checks(self, repo: str, commit: str) -> list[dict[str, Any]]:
+        return [
+            {"databaseId": number, "externalId": check.get("external_id")}
+            for number, check in self.check_runs.items()
+            if check["repo"] == repo and check["head_sha"] == commit and check["status"] == "in_progress"
+        ]
+
+    def _check_json(self, check_id: int) -> dict[str, Any]:
+        check = self.check_runs[check_id]
+        fields = ("id", "name", "head_sha", "external_id", "status", "conclusion", "details_url", "output")
+        return {key: check.get(key) for key in fields} | {"app": {"id": 12345, "slug": self.app_slug}}
+
+    def checks_of(self, run_id: str) -> list[dict[str, Any]]:
+        """The check runs Interlock made for a run, oldest first."""
+        return [check for _, check in sorted(self.check_runs.items()) if check.get("external_id") == run_id]
+
     def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
         """What a job does when it stores its mission record: a new commit on the branch."""
         head = self.refs[(repo, branch)]
@@ -506,6 +581,20 @@ class FakeGitHub:
 
 
 BODY_LIMIT = 65536  # GitHub refuses a longer issue or comment body
+
+
+def check_problem(body: dict[str, Any]) -> dict[str, str] | None:
+    """What GitHub refuses in a check run's body: a completed check without its conclusion, more than 3 buttons
+    or a button's label, identifier (20) or description (40) too long, a summary over 65,535 characters."""
+    if body.get("status") == "completed" and not body.get("conclusion"):
+        return {"field": "conclusion", "code": "missing"}
+    actions = body.get("actions") or []
+    limits = {"label": 20, "identifier": 20, "description": 40}
+    if len(actions) > 3 or any(len(a.get(key, "")) > most for a in actions for key, most in limits.items()):
+        return {"field": "actions", "code": "invalid"}
+    if len((body.get("output") or {}).get("summary") or "") > 65535:
+        return {"field": "output.summary", "code": "too_long"}
+    return None
 
 
 def too_long() -> httpx.Response:
