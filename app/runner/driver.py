@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from app.agents.prices import ModelPrice
-from app.engine.decisions import OUTCOME_HEADING, newest_decided, outcome_section
+from app.engine.decisions import newest_decided, outcome_section
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission, Effect, Escalate, MessageKind, PostMessage
 from app.engine.errors import InterlockError, VersionConflict
 from app.engine.events import Event, Start
@@ -157,15 +157,14 @@ class RunDriver:
         said = any(isinstance(e, PostMessage) and e.kind is MessageKind.DECIDED for e in effects)
         if decided is None or not said:
             return {}
-        path = decision_path(run.id)
+        path = decision_path(run.id)  # written by the stop that opened the decision: its file, whatever it quotes
         stored = (self.store.read(path) or b"").decode("utf-8", errors="replace")
-        if OUTCOME_HEADING in stored:  # it says an outcome already: never a second one
-            return {}
         return {path: (stored.rstrip("\n") + "\n" + outcome_section(decided)).encode("utf-8")}
 
     def transition_files(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
-        """The files saved with a transition: the decision file of an escalation, and (with ``orders``) the
-        order of each mission or call it dispatches, read by the job (``app/runner/job.py``)."""
+        """The files saved with a transition: the decision file of an escalation (or, with its outcome, of the
+        decision a person's command just made), and (with ``orders``) the order of each mission or call it
+        dispatches, read by the job (``app/runner/job.py``)."""
         files = {decision_path(run.id): e.decision.encode("utf-8") for e in effects if isinstance(e, Escalate)}
         files.update(self._decided_file(run, effects))
         if self.orders is None:
