@@ -46,6 +46,7 @@ RESUME = Action("resume", "Resume", "Go on from where the run stopped", "/interl
 RETRY = Action("retry", "Retry", "Run the failed step again", "/interlock retry")
 DELIVER = Action("deliver", "Deliver", "Deliver what the run has made", "/interlock deliver")
 ABANDON = Action("abandon", "Abandon", "Cancel the run for good", "/interlock abandon")
+ALL = (RESUME, RETRY, DELIVER, ABANDON)
 
 
 def offered(status: Status) -> tuple[Action, ...]:
