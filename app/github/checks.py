@@ -27,6 +27,7 @@ from app.github.client import Installation, in_url
 from app.github.status import NEXT_STEP
 
 CHECK_NAME = "Interlock"
+CHECK_RUNS = "check-runs"  # the API's folder; never a literal ending in "runs/", which names the journal's
 SUMMARY_LIMIT = 65535  # characters of a check run's output summary GitHub accepts
 CUT_NOTE = "\n\n… (cut: a check run's summary holds at most 65535 characters)"
 
@@ -46,6 +47,7 @@ RESUME = Action("resume", "Resume", "Go on from where the run stopped", "/interl
 RETRY = Action("retry", "Retry", "Run the failed step again", "/interlock retry")
 DELIVER = Action("deliver", "Deliver", "Deliver what the run has made", "/interlock deliver")
 ABANDON = Action("abandon", "Abandon", "Cancel the run for good", "/interlock abandon")
+ALL = (RESUME, RETRY, DELIVER, ABANDON)
 
 
 def offered(status: Status) -> tuple[Action, ...]:
@@ -220,4 +222,4 @@ def create_check(api: Installation, repo: str, head: str, external_id: str, view
 
 
 def update_check(api: Installation, repo: str, check_id: int, view: CheckView) -> None:
-    api.call("PATCH", f"/repos/{repo}/check-runs/{check_id}", json=view.fields())
+    api.call("PATCH", f"/repos/{repo}/{CHECK_RUNS}/{check_id}", json=view.fields())

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import Run
-from app.github.checks import CHECK_NAME, offered
+from app.github.checks import ALL, CHECK_NAME, offered
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, number_at, text_at
 from app.webhooks.router import Outcome
@@ -52,7 +52,8 @@ def requested_action(
     if not runs.config().allows(runs.api.permission(runs.repo, user)):
         say(f"only people with {runs.config().permission} permission can steer Interlock runs")
         return Outcome.HANDLED
-    action = next((a for a in offered(run.status) if a.identifier == identifier), None)
+    again = delivery.delivery_id in run.applied  # a redelivery: the click's button was offered when it came
+    action = next((a for a in ALL if a.identifier == identifier and (again or a in offered(run.status))), None)
     if action is None:
         say(f"`{identifier[:20]}` is not an action the check run of `{run.id}` offers while it is {run.status.value}")
         return Outcome.HANDLED

@@ -209,6 +209,7 @@ def test_a_redelivered_click_changes_nothing(world: World) -> None:
     assert dispatched == 2
     assert world.router.dispatch(clicked) is Outcome.HANDLED
     assert world.run(issue).version == version and len(world.fake.dispatches) == dispatched
+    assert not any("nothing changed" in c["body"] for c in world.fake.comments.values())  # and says nothing
 
 
 EXPECTED = {
