@@ -4,6 +4,7 @@ GitHub's state: the issue made once and pinned, its table following runs, its co
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -13,7 +14,16 @@ from app.github.pinned import BOARD_LABEL, BOARD_MARKER, render_board_issue
 from app.store.board_index import FINISHED_KEPT, read_index, render_markdown
 from app.webhooks import shell
 from app.webhooks.router import Outcome
-from tests.github.test_flows import REPO, World, example, merged_payload, world, writes  # noqa: F401 - the fixture
+from tests.github.test_flows import (  # noqa: F401 - the fixtures
+    REPO,
+    World,
+    example,
+    merged_payload,
+    retry_waits,
+    world,
+    writes,
+)
+from tests.helpers import ROOT
 
 CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nboard_issue: true\n"
 OTHER = "octo/elsewhere"
@@ -237,3 +247,57 @@ def test_the_board_keeps_every_live_run_and_the_last_ended_ones() -> None:
     index = with_run(index, base.but(id="live-1"))
     assert [r.run for r in index.rows][:2] == ["live-1", f"done-{FINISHED_KEPT + 4:02d}"]
     assert len(index.rows) == 1 + FINISHED_KEPT and "done-04" not in {r.run for r in index.rows}
+
+
+def test_a_deleted_board_issue_is_made_again_at_the_next_transition(board: World) -> None:
+    label(board, 1)
+    gone = board_issue(board)["number"]
+    board.fake.issues[gone - 1]["repo"] = OTHER  # GitHub answers 404 for it now, as for a deleted issue
+    assert board.job_done(1, 1, "build", "built it") is Outcome.HANDLED
+    again = board_issue(board)
+    assert again["number"] != gone and " | gate_wait | " in row(board, "issue-1")
+    assert read_index(state_file(board, "board.json")).issue == again["number"]
+
+
+def test_the_api_calls_of_the_board_are_what_the_readme_says() -> None:
+    # issue 16: board.md costs no call; the board issue one call when its table changes (bench_github's figures)
+    from tests.bench.bench_github import measure
+
+    assert [len(calls) for _, calls in measure()] == [18, 14, 7, 6, 6]
+    with_board = measure(board=True)
+    assert [len(calls) for _, calls in with_board] == [31, 15, 8, 7, 6, 19]
+    edits = [
+        [call for call in calls if re.fullmatch(r"PATCH /repos/octo/app/issues/\d+", call)] for _, calls in with_board
+    ]
+    assert [len(made) for made in edits] == [0, 1, 1, 1, 0, 1]  # the issue's edit, where its table changed
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for sentence in README_SENTENCES:
+        assert " ".join(sentence.split()) in text, sentence
+
+
+README_SENTENCES = [
+    "Every transition on GitHub also saves `board.json` (one row per run: run, issue, team, graph, stage, status, "
+    "started, updated, missions, cost) and `board.md`, a table rendered from it, on `interlock/state`, in the same "
+    "commit as the run's record: they cost no API call.",
+    "The board keeps every live run and the 20 runs that ended last.",
+    'With `board_issue: true` in `.github/interlock.yml`, the repository also gets one issue titled "Interlock '
+    "board\", labelled `interlock:board` and pinned, whose body is the table of its runs (a link to each run's "
+    "issue, team, graph, step, state, start time and cost) and how to act on them.",
+    "Two first transitions at once make one issue: each claims the making in `board.json` with compare-and-swap of "
+    "the state branch and only the winner makes it; a delivery that failed after making it finds it again by its "
+    "label on redelivery.",
+    "An issue that cannot be pinned (a repository pins at most three) is noted in `board.json` (`pin_problem`) and "
+    "the delivery goes on; a deleted board issue is made again at the next transition.",
+    "The issue is edited only when what it shows changed; a redelivery compares with the body GitHub shows and "
+    "writes nothing when it is current.",
+    "`/interlock pause RUN`, `/interlock resume RUN`, `/interlock retry RUN` and `/interlock cancel RUN` in its "
+    "comments, by people with write permission, do what `stop`, `resume`, `retry` and `abandon` do on the run's "
+    "own issue; an unknown verb, a run that does not exist, a command the run's state refuses or a person without "
+    "the permission gets a reply, and nothing changes.",
+    "The state branch's commit of every transition names the event and who sent it (`Abandon by carol (<delivery "
+    "id>)`), so `git log interlock/state` says who acted.",
+    "The first run of a repository makes the issue with 13 calls more (two compare-and-swap writes of "
+    "`board.json`, the search by label, the issue, its pin); afterwards a transition that changes the table costs "
+    "one call more, the issue's edit (a mission transition 7, a gate 15, a later run's start 19), and one that "
+    "changes nothing costs none (a `/interlock stop` of a run in flight: 6).",
+]
