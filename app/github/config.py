@@ -87,7 +87,7 @@ class RepoConfig(BaseModel):
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
     )
     board_issue: bool = Field(
-        False, description='keep a pinned "Interlock board" issue current; board.md is written either way'
+        False, description='keep a pinned "Interlock board" current; the board on the state branch is kept either way'
     )
 
     @field_validator("base")

@@ -1,7 +1,7 @@
 """The repository's pinned board issue, "Interlock board": its body, and the calls that make, pin and edit it.
 
-The body is a table of the repository's runs from the board index (``app/store/board_index.py``) and says how to
-act on them with comment commands (``app/webhooks/board_commands.py``). It shows no age that moves with the
+The body (``app/webhooks/pinned_board.py`` renders it) is a table of the repository's runs from the board index and
+says how to act on them with comment commands (``app/webhooks/board_commands.py``). It shows no age that moves with the
 clock: the issue is edited only when what it shows changed, so a transition that changes no cell costs no call.
 The issue carries ``BOARD_LABEL`` and the hidden ``BOARD_MARKER``, by which it is found again when the index
 does not know its number (its maker failed before saving it, or the index was rewritten).
@@ -17,7 +17,6 @@ from typing import Any
 from githubkit.exception import GitHubException
 
 from app.github.client import GitHubError, Installation
-from app.store.board_index import FINISHED_KEPT, BoardIndex, minute
 
 BOARD_TITLE = "Interlock board"
 BOARD_LABEL = "interlock:board"
@@ -28,31 +27,6 @@ HOW_TO_ACT = (
     + ", ".join(f"`/interlock {verb} RUN`" for verb in VERBS)
     + " (the same as `/interlock stop`, `resume`, `retry` and `abandon` on the run's own issue)."
 )
-
-
-def render_board_issue(index: BoardIndex) -> str:
-    """The issue's body: every row of the index with a link to its issue, then how to act."""
-    lines = [
-        BOARD_MARKER,
-        f"### {BOARD_TITLE}",
-        "",
-        f"Runs of this repository: every live run and the last {FINISHED_KEPT} that ended. Kept current by Interlock "
-        "on every transition; edits by hand are overwritten.",
-        "",
-    ]
-    if index.rows:
-        lines += [
-            "| run | issue | team | graph | step | state | started (UTC) | cost (USD) |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        lines += [
-            f"| `{row.run}` | {f'#{row.issue}' if row.issue else ''} | {row.team or '(default)'} | `{row.graph}` | "
-            f"`{row.stage}` | {row.status} | {minute(row.started)} | {row.cost_usd:.2f} |"
-            for row in index.rows
-        ]
-    else:
-        lines.append("No runs yet.")
-    return "\n".join([*lines, "", HOW_TO_ACT]) + "\n"
 
 
 def find_board_issue(api: Installation, repo: str) -> tuple[int, str]:

@@ -17,9 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from app.engine.graph import END
 from app.engine.record import FINAL, Run
-from app.store.journal import BOARD_PATH, encode_json
+from app.store.journal import BOARD_INDEX_PATH, BOARD_PATH, encode_json
 
-BOARD_INDEX_PATH = "board.json"
 BOARD_MD_PATH = BOARD_PATH
 FINISHED_KEPT = 20  # ended runs kept on the board, newest first; live runs are always kept
 

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.github.client import Installation, RefConflict
-from app.store.board_index import BOARD_INDEX_PATH, BoardIndex, board_files, read_index
-from app.store.journal import STATE_BRANCH, encode_record, record_path
+from app.store.board_index import BoardIndex, board_files, read_index
+from app.store.journal import BOARD_INDEX_PATH, STATE_BRANCH, encode_record, record_path
 
 Model = TypeVar("Model", bound=BaseModel)
 TREE_CACHE = 32

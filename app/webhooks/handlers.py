@@ -353,10 +353,10 @@ class Handlers:
             )
             return Outcome.HANDLED
         moment = when(text_at(delivery.payload, "comment", "created_at"))
-        if on_board_issue(delivery):  # issue 14: `/interlock pause|resume|retry|cancel RUN` on the pinned board
-            return board_command(runs, delivery, issue, user, moment, self._queue_moves)
         if is_team_command(body):  # SPEC H4: `/interlock team stop|start [TEAM]`
             return team_command(runs, delivery, issue, user, moment, self.issue_labeled)
+        if on_board_issue(delivery):  # issue 14: `/interlock pause|resume|retry|cancel RUN` on the pinned board
+            return board_command(runs, delivery, issue, user, moment, self._queue_moves)
         try:
             make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
             make = refuse_while_stopped(runs, make)

@@ -19,26 +19,38 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from app.engine.record import Run
-from app.github.client import GitHubError
+from app.github.client import GitHubError, Installation
+from app.github.config import RepoConfig
 from app.github.pinned import (
+    BOARD_MARKER,
+    BOARD_TITLE,
+    HOW_TO_ACT,
     board_issue_body,
     create_board_issue,
     edit_board_issue,
     find_board_issue,
     pin_issue,
-    render_board_issue,
 )
-from app.store.board_index import BOARD_INDEX_PATH, BoardIndex, read_index
-
-if TYPE_CHECKING:
-    from app.webhooks.shell import GitHubRuns
+from app.store.board_index import FINISHED_KEPT, BoardIndex, minute, read_index
+from app.store.github import GitHubStore
+from app.store.journal import BOARD_INDEX_PATH
 
 CLAIM_STALE_S = 600.0  # a maker that has not saved the issue's number after this long is taken to have died
 GONE = (404, 410)
 log = logging.getLogger("interlock.github")
+
+
+class GitHubRuns(Protocol):
+    """What this module needs of the GitHub shell (``app/webhooks/shell.py``), which imports this module."""
+
+    api: Installation
+    repo: str
+    store: GitHubStore
+
+    def config(self) -> RepoConfig: ...
 
 
 def publish(runs: GitHubRuns, run: Run, redelivered: bool) -> None:
@@ -137,3 +149,28 @@ def stale(moment: str) -> bool:
         return (datetime.now(UTC) - datetime.fromisoformat(moment)).total_seconds() > CLAIM_STALE_S
     except (ValueError, TypeError):
         return True
+
+
+def render_board_issue(index: BoardIndex) -> str:
+    """The issue's body: every row of the index with a link to its issue, then how to act."""
+    lines = [
+        BOARD_MARKER,
+        f"### {BOARD_TITLE}",
+        "",
+        f"Runs of this repository: every live run and the last {FINISHED_KEPT} that ended. Kept current by Interlock "
+        "on every transition; edits by hand are overwritten.",
+        "",
+    ]
+    if index.rows:
+        lines += [
+            "| run | issue | team | graph | step | state | started (UTC) | cost (USD) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| `{row.run}` | {f'#{row.issue}' if row.issue else ''} | {row.team or '(default)'} | `{row.graph}` | "
+            f"`{row.stage}` | {row.status} | {minute(row.started)} | {row.cost_usd:.2f} |"
+            for row in index.rows
+        ]
+    else:
+        lines.append("No runs yet.")
+    return "\n".join([*lines, "", HOW_TO_ACT]) + "\n"

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from app.engine.record import Status
-from app.github.pinned import BOARD_LABEL, BOARD_MARKER, render_board_issue
+from app.github.pinned import BOARD_LABEL, BOARD_MARKER
 from app.store.board_index import FINISHED_KEPT, read_index, render_markdown
 from app.webhooks import shell
+from app.webhooks.pinned_board import render_board_issue
 from app.webhooks.router import Outcome
 from tests.github.test_flows import (  # noqa: F401 - the fixtures
     REPO,
