@@ -86,6 +86,9 @@ class RepoConfig(BaseModel):
         default_factory=dict,
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
     )
+    board_issue: bool = Field(
+        False, description='keep a pinned "Interlock board" current; the board on the state branch is kept either way'
+    )
 
     @field_validator("base")
     @classmethod

@@ -49,6 +49,16 @@ class StoredGraphUnreadable(InterlockError):
         super().__init__(message)
 
 
+def commit_message(run: Run, event: Event) -> str:
+    """The journal's commit of a transition: what the run became, and which event made it, by whom (a person's
+    command names the person, from any shell or the board), so that ``git log`` of the journal says who did what."""
+    by = f" by {event.by}" if event.by else ""
+    return (
+        f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}\n\n"
+        f"{type(event).__name__}{by} ({event.key})"
+    )
+
+
 def same_event(event: Event) -> Callable[[Run], Event]:
     """For ``apply``: an event made once, that every retry re-applies as it is (never re-keyed from the
     version a retry reads, so that a duplicate is recognised as one)."""
@@ -120,7 +130,8 @@ class RunDriver:
             if run is current:
                 return Applied(run, graph, [], False)
             try:
-                self.store.save(run, current.version, {**(files or {}), **self.transition_files(run, effects)})
+                changes = {**(files or {}), **self.transition_files(run, effects)}
+                self.store.save(run, current.version, changes, message=commit_message(run, event))
             except VersionConflict:
                 continue
             observe.saved(current, event, run, started)  # metrics and traces (SPEC W6)

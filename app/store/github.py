@@ -20,7 +20,8 @@ from pydantic import BaseModel, ValidationError
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.github.client import Installation, RefConflict
-from app.store.journal import STATE_BRANCH, encode_record, record_path
+from app.store.board_index import BoardIndex, board_files, read_index
+from app.store.journal import BOARD_INDEX_PATH, STATE_BRANCH, encode_record, record_path
 
 Model = TypeVar("Model", bound=BaseModel)
 TREE_CACHE = 32
@@ -39,22 +40,30 @@ class StateFileUnreadable(InterlockError):
 
 
 class GitHubStore:
-    def __init__(self, api: Installation, repo: str, branch: str = STATE_BRANCH) -> None:
+    """``board``: every save also writes the board index and ``board.md`` (``app/store/board_index.py``), from the
+    index read at the head it builds on; ``board_changes`` keeps, per run, the index before its first save since
+    the caller last took it and after its latest, so the board issue is edited only when what it shows changed."""
+
+    def __init__(self, api: Installation, repo: str, branch: str = STATE_BRANCH, board: bool = False) -> None:
         self.api = api
         self.repo = repo
         self.branch = branch
+        self.board = board
+        self.boards_read: dict[str, str | None] = {}  # run id -> board.json as read with its record
+        self.board_changes: dict[str, tuple[BoardIndex, BoardIndex]] = {}
         self.heads: dict[str, str] = {}  # run id -> the state head its record was read from
         self.tree_cache: dict[str, str] = {}  # commit -> its tree, for the commits this store made or read
         self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit
 
     def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
         """The record, and the files ``also`` names at the same commit (in ``self.fetched``): one call."""
-        paths = [record_path(run_id), *also]
+        paths = [record_path(run_id), *also, *([BOARD_INDEX_PATH] if self.board else [])]
         snapshot = self.api.snapshot(self.repo, self.branch, paths)
         record = snapshot.files.get(paths[0]) if snapshot else None
         if snapshot is None or record is None:
             raise RunNotFound(run_id, f"{self.branch} of {self.repo}")
         self.heads[run_id] = snapshot.head
+        self.boards_read[run_id] = snapshot.files.get(BOARD_INDEX_PATH)
         self._remember_tree(snapshot.head, snapshot.tree)
         self.fetched = {
             path: text.encode("utf-8") if text is not None else None for path, text in snapshot.files.items()
@@ -70,6 +79,10 @@ class GitHubStore:
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
         head = self._head_for(run, expected)
         changes = {record_path(run.id): encode_record(run), **(files or {})}
+        if self.board:  # read at ``head``, with the record: no call of its own
+            before = read_index(self.boards_read.get(run.id))
+            after, board = board_files(self.boards_read.get(run.id), run)
+            changes.update(board)
         text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
         try:
             commit = self._commit(head, changes, text)
@@ -77,6 +90,9 @@ class GitHubStore:
             latest = self.find(run.id)
             raise VersionConflict(run.id, expected, latest.version if latest else None) from None
         self.heads[run.id] = commit
+        if self.board:
+            self.boards_read[run.id] = board[BOARD_INDEX_PATH].decode("utf-8")
+            self.board_changes[run.id] = (self.board_changes.get(run.id, (before, after))[0], after)
 
     def write_json_cas(self, path: str, mutate: Callable[[Any], Any], message: str) -> Any:
         """``mutate`` applied to the JSON file at ``path`` (``None`` when absent) with compare-and-swap: it gets
@@ -147,8 +163,14 @@ class GitHubStore:
             if run.id not in self.heads:
                 self.load(run.id)
             return self.heads[run.id]
-        head = self.api.ref(self.repo, self.branch)
-        existing = self.api.file(self.repo, record_path(run.id), head) if head else None
+        if self.board:  # the head, the record if taken and the board index at that head, in one call
+            snapshot = self.api.snapshot(self.repo, self.branch, [record_path(run.id), BOARD_INDEX_PATH])
+            head, taken = (snapshot.head, snapshot.files[record_path(run.id)]) if snapshot else (None, None)
+            self.boards_read[run.id] = snapshot.files[BOARD_INDEX_PATH] if snapshot else None
+            existing = taken.encode("utf-8") if taken is not None else None
+        else:
+            head = self.api.ref(self.repo, self.branch)
+            existing = self.api.file(self.repo, record_path(run.id), head) if head else None
         if existing is not None:
             raise VersionConflict(run.id, None, Run.from_journal(existing).version)
         return head

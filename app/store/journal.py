@@ -61,6 +61,7 @@ def decision_path(run_id: str) -> str:
 
 
 BOARD_PATH = "board.md"
+BOARD_INDEX_PATH = "board.json"  # the rows board.md is rendered from (app/store/board_index.py)
 
 
 def encode_record(run: Run) -> bytes:

@@ -23,6 +23,7 @@ from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folde
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
 from app.webhooks.check_actions import requested_action
+from app.webhooks.board_commands import board_command, on_board_issue
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
@@ -359,6 +360,8 @@ class Handlers:
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         if is_team_command(body):  # SPEC H4: `/interlock team stop|start [TEAM]`
             return team_command(runs, delivery, issue, user, moment, self.issue_labeled)
+        if on_board_issue(delivery):  # issue 14: `/interlock pause|resume|retry|cancel RUN` on the pinned board
+            return board_command(runs, delivery, issue, user, moment, self._queue_moves)
         try:
             make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
             make = refuse_while_stopped(runs, make)

@@ -48,6 +48,7 @@ from app.webhooks import satellites
 from app.webhooks.check_run import show_check
 from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
+from app.webhooks.pinned_board import publish as publish_board
 from app.webhooks.requests import file_request, follow_request
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -70,7 +71,7 @@ class GitHubRuns:
         self.repo = repo
         self.default_branch = default_branch
         self.library = library or []
-        self.store = GitHubStore(self.api, repo)
+        self.store = GitHubStore(self.api, repo, board=True)  # board.json and board.md with every save
         self.driver = RunDriver(self.store, self._order_terms)
         self._config: RepoConfig | None = None
         self._teams: list[TeamSettings] | None = None
@@ -214,6 +215,7 @@ class GitHubRuns:
         for effect in effects:
             run = self._carry_out(run, effect, jobs)
         self._edit_status(run, graph, jobs)
+        publish_board(self, run, redelivered=False)  # the pinned board issue, if what it shows changed
         follow_request(self, run)  # a run on a request issue: its label, and the run that waits on it (SPEC U3)
         return run
 
@@ -272,6 +274,7 @@ class GitHubRuns:
             if not done:
                 run = self._carry_out(run, self._exact(run, effect), jobs)
         self._show_record(run, graph, jobs, seen)
+        publish_board(self, run, redelivered=True)
         follow_request(self, run)
         return run
 

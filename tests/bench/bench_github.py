@@ -9,17 +9,29 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from tests.github.test_flows import World
+from tests.github.test_flows import World, example
 from tests.webhooks.conftest import pem_key
 
 TARGET = 6
 HOURLY = 5_000
 
 
-def measure() -> list[tuple[str, list[str]]]:
+BOARD_CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nboard_issue: true\n"
+
+
+def measure(board: bool = False) -> list[tuple[str, list[str]]]:
+    """The calls of each step of one run; ``board``: with the pinned board issue on (``board_issue: true``)."""
+    from app.runner import driver
+    from app.webhooks import shell
     from app.webhooks.settings import ServiceSettings
 
+    driver.GRAPH_CACHE.clear()  # each measure reads the stored graph once, as a fresh service does
+
     world = World(ServiceSettings("1", pem_key(), b"s", app_slug="interlock-app"))
+    if board:
+        world.fake.commit_file("octo/app", "main", ".github/interlock.yml", BOARD_CONFIG)
+        shell.CONFIG_CACHE.clear()
+        world.fake.issues += [{"repo": "octo/other", "title": "other", "body": ""}]  # the board is not issue #1
     steps: list[tuple[str, list[str]]] = []
 
     def counted(name: str, action: object) -> None:
@@ -38,15 +50,27 @@ def measure() -> list[tuple[str, list[str]]]:
     counted("review approved: gate -> next mission", lambda: world.review(issue, "approved"))
     counted("job completed: mission -> FAIL -> mission", lambda: world.job_done(issue, 2, "review", "VERDICT: FAIL"))
     counted("comment command: /interlock stop", lambda: world.comment(issue, "/interlock stop"))
+    if board:
+        counted("another issue's run started (board issue exists)", lambda: label_issue(world, issue + 1))
     return steps
 
 
+def label_issue(world: World, number: int) -> None:
+    payload = example("issues", "labeled.payload.json")
+    payload["label"] = {**payload["label"], "name": "feature-request"}
+    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
+    payload["issue"] = {**payload["issue"], "number": number, "labels": [{"name": "feature-request"}]}
+    world.deliver("issues", payload)
+
+
 def main() -> int:
+    for board in (False, True):
+        steps = measure(board)
+        print(f"{'with the board issue' if board else 'transition':<46} {'calls':>5}  what")
+        for name, calls in steps:
+            kinds = Counter(call.split(" ", 1)[0] + " " + call.split("/")[-1] for call in calls)
+            print(f"{name:<46} {len(calls):>5}  {', '.join(f'{k} x{v}' if v > 1 else k for k, v in kinds.items())}")
     steps = measure()
-    print(f"{'transition':<46} {'calls':>5}  what")
-    for name, calls in steps:
-        kinds = Counter(call.split(" ", 1)[0] + " " + call.split("/")[-1] for call in calls)
-        print(f"{name:<46} {len(calls):>5}  {', '.join(f'{k} x{v}' if v > 1 else k for k, v in kinds.items())}")
     mission = next(len(calls) for name, calls in steps if name.startswith("job completed: mission -> FAIL"))
     print(
         f"mission transition: {mission} calls (target <= {TARGET}): {'OK' if mission <= TARGET else 'MISSED'}; "

@@ -79,8 +79,12 @@ class FakeGitHub:
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/check-runs"), self._create_check),
             ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/check-runs/(\d+)"), self._update_check),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/commits/(.+)/check-runs"), self._list_checks),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)"), self._get_issue),
+            ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)"), self._edit_issue),
         ]
         self.check_runs: dict[int, dict[str, Any]] = {}  # every check run made, by id: its head, status, output
+        self.pinned: list[tuple[str, int]] = []  # (repo, issue) pinned with GraphQL's pinIssue
+        self.pin_refusal: str | None = None  # what pinIssue answers as its error, e.g. three issues pinned already
         self.hook_deliveries: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.review_notes: dict[int, list[dict[str, Any]]] = {}
@@ -319,7 +323,22 @@ class FakeGitHub:
         self.issues.append({"repo": repo, **body})
         number = len(self.issues)
         self.labels[(repo, number)] = list(body.get("labels") or [])  # labels named at creation are on it at once
-        return httpx.Response(201, json={"number": number, "html_url": f"https://github.com/{repo}/issues/{number}"})
+        url = f"https://github.com/{repo}/issues/{number}"
+        return httpx.Response(201, json={"number": number, "html_url": url, "node_id": f"I_{number}"})
+
+    def _get_issue(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        if not 0 < int(number) <= len(self.issues) or self.issues[int(number) - 1]["repo"] != repo:
+            return httpx.Response(404, json={"message": "Not Found"})
+        issue = self.issues[int(number) - 1]
+        return httpx.Response(200, json={"number": int(number), "title": issue["title"], "body": issue.get("body")})
+
+    def _edit_issue(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
+        if not 0 < int(number) <= len(self.issues) or self.issues[int(number) - 1]["repo"] != repo:
+            return httpx.Response(404, json={"message": "Not Found"})
+        if len(body.get("body") or "") > BODY_LIMIT:
+            return too_long()
+        self.issues[int(number) - 1].update({key: body[key] for key in ("title", "body") if key in body})
+        return httpx.Response(200, json={"number": int(number), "body": self.issues[int(number) - 1].get("body")})
 
     def _list_issues(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         """The repository's issues carrying every label of ``labels``, newest first, as GitHub lists them."""
@@ -352,7 +371,18 @@ class FakeGitHub:
                 if pull["node_id"] == node:
                     pull["draft"] = False
             return httpx.Response(200, json={"data": {"markPullRequestReadyForReview": {"clientMutationId": None}}})
+        if "pinIssue" in body.get("query", ""):
+            return self._pin(body["variables"]["id"])
         return httpx.Response(200, json={"errors": [{"message": "unsupported query"}]})
+
+    def _pin(self, node: str) -> httpx.Response:
+        """GraphQL's ``pinIssue``: an error, as GitHub gives it, when ``pin_refusal`` says so (three are pinned)."""
+        number = int(node.removeprefix("I_")) if node.startswith("I_") else 0
+        if self.pin_refusal is not None or not 0 < number <= len(self.issues):
+            message = self.pin_refusal or f"Could not resolve to a node with the global id of '{node}'"
+            return httpx.Response(200, json={"data": {"pinIssue": None}, "errors": [{"message": message}]})
+        self.pinned.append((self.issues[number - 1]["repo"], number))
+        return httpx.Response(200, json={"data": {"pinIssue": {"issue": {"number": number}}}})
 
     def _snapshot(self, variables: dict[str, Any]) -> httpx.Response:
         repo = f"{variables['owner']}/{variables['name']}"
