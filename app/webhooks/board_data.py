@@ -1,7 +1,7 @@
 """What the web board shows, read through the App's installations from each repository's state branch.
 
 A repository's runs cost two calls: the listing of ``runs/`` and one GraphQL read of every record at the same
-commit (``Installation.snapshot``, in batches of 100). They are kept ``RUNS_TTL_S`` seconds per repository, so a
+commit (``Installation.snapshot``, in batches of 100). They are kept 10 seconds per repository (a setting), so a
 page that refreshes itself, or several people looking at once, do not spend the installation's quota; an action
 taken on the board forgets its repository's copy, so the page after it shows the change. Whether a person may
 act on a repository (the buttons) is kept ``PERMISSION_TTL_S`` seconds; the action itself checks it again.
@@ -26,7 +26,7 @@ from app.runner.driver import RunDriver, StoredGraphUnreadable
 from app.store.github import GitHubStore
 from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, record_path
 
-RUNS_TTL_S = 10.0
+RUNS_TTL_S = 10.0  # the default of INTERLOCK_BOARD_CACHE_S
 PERMISSION_TTL_S = 60.0
 BATCH = 100  # record paths per GraphQL read
 RUNS_CACHE: dict[str, tuple[float, list[Run]]] = {}
@@ -65,12 +65,12 @@ class Row:
         return found
 
 
-def repo_runs(api: Installation, repo: str, now: float | None = None) -> list[Run]:
-    """Every run recorded on ``repo``'s state branch, oldest first (kept ``RUNS_TTL_S``). A record that does not
+def repo_runs(api: Installation, repo: str, ttl: float = RUNS_TTL_S, now: float | None = None) -> list[Run]:
+    """Every run recorded on ``repo``'s state branch, oldest first (kept ``ttl`` seconds). A record that does not
     read as one (the branch is editable by hand) is left out rather than failing the page."""
     moment = time.monotonic() if now is None else now
     cached = RUNS_CACHE.get(repo)
-    if cached is not None and moment - cached[0] < RUNS_TTL_S:
+    if cached is not None and moment - cached[0] < ttl:
         return cached[1]
     names = api.folder(repo, RUNS_FOLDER, STATE_BRANCH) or []
     paths = [record_path(name.removesuffix(RECORD_SUFFIX)) for name in names if name.endswith(RECORD_SUFFIX)]
@@ -105,7 +105,11 @@ def may_act(repo: str, login: str, check: Callable[[], bool], fresh: bool = Fals
 
 
 def board_rows(
-    github: GitHubApp, visible: list[tuple[int, str]], login: str, allowed: Callable[[int, str], bool]
+    github: GitHubApp,
+    visible: list[tuple[int, str]],
+    login: str,
+    allowed: Callable[[int, str], bool],
+    ttl: float = RUNS_TTL_S,
 ) -> tuple[list[Row], list[str]]:
     """Every run of every repository ``login`` can see, and a note for each repository that could not be read;
     ``allowed(installation, repo)`` says whether the person may steer its runs."""
@@ -113,7 +117,7 @@ def board_rows(
     notes: list[str] = []
     for installation, repo in visible:
         try:
-            runs = repo_runs(github.installation(installation), repo)
+            runs = repo_runs(github.installation(installation), repo, ttl)
             writer = may_act(repo, login, lambda: allowed(installation, repo)) if runs else False  # noqa: B023
         except (GitHubError, ConfigInvalid) as exc:
             notes.append(f"{repo} could not be read: {exc}")

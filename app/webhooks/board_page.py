@@ -127,7 +127,8 @@ def _row(view: View, row: Row) -> str:
 
 
 def _action(view: View, row: Row, action: str) -> str:
-    hidden = {"csrf": view.csrf, "repo": row.repo, "run": row.run.id, "action": action, **view.chosen}
+    back = {f"back_{name}": value for name, value in view.chosen.items()}  # the filters, kept after the action
+    hidden = {"csrf": view.csrf, "repo": row.repo, "run": row.run.id, "action": action, **back}
     inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in hidden.items())
     return (
         f'<form class="act" method="post" action="/board/action">{inputs}'

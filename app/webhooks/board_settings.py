@@ -7,6 +7,8 @@
   CSRF tokens. Changing it signs everyone out.
 - ``INTERLOCK_SERVICE_URL``: the service's public URL as browsers reach it; the callback is
   ``<service>/board/callback``, and the cookie is ``Secure`` when it is ``https``.
+- ``INTERLOCK_BOARD_CACHE_S``: how many seconds the board keeps a repository's runs before reading them again
+  (10 by default; 0 reads them at every page), trading the installation's API quota for freshness.
 - ``GITHUB_WEB_URL``: ``https://github.com`` by default (a GitHub Enterprise Server URL, or a test double): where
   ``/login/oauth/authorize`` and ``/login/oauth/access_token`` live.
 """
@@ -17,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 DEFAULT_WEB_URL = "https://github.com"
+DEFAULT_CACHE_S = 10.0
+CACHE_MAX_S = 3600.0
 SECRET_MIN = 32  # characters of the session secret: an HMAC key worth the name
 
 
@@ -27,6 +31,7 @@ class BoardSettings:
     session_secret: bytes
     service_url: str
     web_url: str = DEFAULT_WEB_URL
+    cache_s: float = DEFAULT_CACHE_S
 
     @property
     def callback_url(self) -> str:
@@ -57,4 +62,18 @@ def board_settings(env: Mapping[str, str], problems: list[str]) -> BoardSettings
     for name, url in (("INTERLOCK_SERVICE_URL", service_url), ("GITHUB_WEB_URL", web_url)):
         if not url.startswith(("http://", "https://")):
             problems.append(f"{name}={url!r} is not an http(s) URL (the board needs it)")
-    return BoardSettings(client_id, client_secret, secret.encode("utf-8"), service_url, web_url)
+    cache_s = _seconds(env.get("INTERLOCK_BOARD_CACHE_S", ""), problems)
+    return BoardSettings(client_id, client_secret, secret.encode("utf-8"), service_url, web_url, cache_s)
+
+
+def _seconds(text: str, problems: list[str]) -> float:
+    if not text:
+        return DEFAULT_CACHE_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= CACHE_MAX_S:  # NaN fails this too
+        problems.append(f"INTERLOCK_BOARD_CACHE_S={text!r} is not a number of seconds from 0 to {CACHE_MAX_S:.0f}")
+        return DEFAULT_CACHE_S
+    return value

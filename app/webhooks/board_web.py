@@ -104,7 +104,7 @@ class Board:
         chosen = {name: request.query_params.get(name, "")[:200] for name in FILTERS}
         chosen = {name: value for name, value in chosen.items() if value}
         allowed = lambda inst, repo: self.allowed(inst, repo, session.login)  # noqa: E731
-        rows, notes = board_data.board_rows(self.github, session.visible(), session.login, allowed)
+        rows, notes = board_data.board_rows(self.github, session.visible(), session.login, allowed, self.board.cache_s)
         teams = sorted({row.run.team or "(default)" for row in rows})
         shown = [row for row in rows if _matches(row, chosen)]
         selected = request.query_params.get("run") or None
@@ -160,7 +160,7 @@ class Board:
             run, action = self._act(session, form)
         except Refused as exc:
             return html(message_page("Nothing changed", str(exc)), exc.status)
-        back = {name: form[name] for name in FILTERS if form.get(name)}
+        back = {name: form[f"back_{name}"] for name in FILTERS if form.get(f"back_{name}")}
         query = "&".join(f"{k}={v}" for k, v in httpx.QueryParams({**back, "run": run, "done": action}).multi_items())
         return RedirectResponse(f"/board?{query}", status_code=303)
 

@@ -264,3 +264,28 @@ def test_the_session_cookie_is_signed_expires_and_is_secure_over_https(site: Sit
     site.board.board = https
     cookie = site.client.get("/board/login", follow_redirects=False).headers["set-cookie"]
     assert "Secure" in cookie and "HttpOnly" in cookie
+
+
+def test_a_repositorys_runs_are_kept_for_the_cache_setting(site: Site) -> None:
+    # INTERLOCK_BOARD_CACHE_S: 10 s by default; a second page within it reads no run of GitHub again
+    site.sign_in("alice")
+    site.client.get("/board")
+    reads = len(site.fake.requests)
+    site.client.get("/board")
+    assert len(site.fake.requests) == reads  # runs and permission kept
+    site.board.board = replace(site.board.board, cache_s=0.0)
+    site.client.get("/board")
+    read_again = [f"{r.method} {r.url.path}" for r in site.fake.requests[reads:]]
+    assert "GET /api/v3/repos/octo/app/contents/runs" in read_again and "POST /api/graphql" in read_again
+    assert board_settings({**BOARD_ENV, "INTERLOCK_BOARD_CACHE_S": "0"}, []) is not None
+    problems: list[str] = []
+    assert board_settings({**BOARD_ENV, "INTERLOCK_BOARD_CACHE_S": "nan"}, problems).cache_s == 10.0  # type: ignore[union-attr]
+    assert problems == ["INTERLOCK_BOARD_CACHE_S='nan' is not a number of seconds from 0 to 3600"]
+
+
+BOARD_ENV = {
+    "INTERLOCK_OAUTH_CLIENT_ID": "Iv1.x",
+    "INTERLOCK_OAUTH_CLIENT_SECRET": "shh",
+    "INTERLOCK_SESSION_SECRET": "k" * 32,
+    "INTERLOCK_SERVICE_URL": "https://interlock.example.com/",
+}
