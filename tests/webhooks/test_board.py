@@ -111,6 +111,7 @@ def test_without_oauth_every_board_route_is_404(settings: ServiceSettings) -> No
         ("GET", "/board/login"),
         ("GET", "/board/callback"),
         ("POST", "/board/action"),
+        ("POST", "/board/signout"),
     ):
         assert client.request(method, path).status_code == 404
     assert settings_from_env(env_with({})).board is None
@@ -159,7 +160,7 @@ def test_sign_in_shows_only_the_runs_of_repositories_the_person_can_access(site:
     assert "octo/secret:issue-7" not in page and "The secret plan" not in page
     assert '<a href="http://github.test/octo/app/issues/1">octo/app#1</a>' in page
     assert "<td>small</td><td>build</td>" in page and "running" in page and "$0.00" in page
-    assert "<script>" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more" in page
+    assert "<script" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more" in page
     assert '<meta http-equiv="refresh" content="15">' in page
     assert site.fake.user_tokens and not any(t in cookie for t in site.fake.user_tokens)  # the token is not kept
 
@@ -193,6 +194,8 @@ def test_pause_and_resume_drive_the_run_as_the_comment_commands_do_and_are_journ
     before = len(site.fake.dispatches)
     assert site.act("resume").status_code == 303
     assert site.record()["status"] == Status.RUNNING and len(site.fake.dispatches) == before + 1  # a job again
+    status_comment = site.fake.comments[int(site.record()["links"]["status_comment"])]["body"]
+    assert "Interlock run `issue-1` — running" in status_comment  # edited as after the comment command
     journal = site.actions()
     assert [(a["action"], a["by"], a["command"]) for a in journal] in (
         [("pause", "alice", "/interlock stop"), ("resume", "alice", "/interlock resume")],
@@ -243,7 +246,7 @@ def test_filters_and_the_selected_runs_picture(site: Site) -> None:
     assert 'id="empty"' in site.client.get("/board", params={"state": "done"}).text
     assert 'data-run="octo/app:issue-1"' in site.client.get("/board", params={"team": "(default)"}).text
     shown = site.client.get("/board", params={"run": "octo/app:issue-1"}).text
-    assert '<pre class="mermaid">flowchart TD' in shown and "class s0 current" in shown
+    assert '<pre class="mermaid">flowchart TD' in shown and "class s0 current" in shown and "visits 1/3" in shown
     assert 'class="selected"' in shown
     assert "No run" in site.client.get("/board", params={"run": "octo/app:issue-99"}).text
 
@@ -263,7 +266,43 @@ def test_the_session_cookie_is_signed_expires_and_is_secure_over_https(site: Sit
     https = replace(site.board.board, service_url="https://interlock.example.com")
     site.board.board = https
     cookie = site.client.get("/board/login", follow_redirects=False).headers["set-cookie"]
-    assert "Secure" in cookie and "HttpOnly" in cookie
+    assert "Secure" in cookie and "HttpOnly" in cookie and "Max-Age=600" in cookie  # the sign-in state: 10 minutes
+
+
+def test_signing_in_again_refreshes_the_repositories_shown(site: Site) -> None:
+    site.sign_in("alice")
+    assert "octo/secret:issue-7" not in site.client.get("/board").text
+    site.fake.user_repos["alice"] = {42: [REPO, SECRET_REPO]}  # the App was given octo/secret for alice
+    assert "octo/secret:issue-7" not in site.client.get("/board").text  # the session names what it named
+    site.sign_in("alice")
+    assert 'data-run="octo/secret:issue-7"' in site.client.get("/board").text
+
+
+def test_the_readme_describes_the_board_as_it_is() -> None:
+    from app.webhooks import board_page, board_session
+    from app.webhooks import board_settings as configured
+    from tests.helpers import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
+    for name in ("INTERLOCK_OAUTH_CLIENT_ID", "INTERLOCK_OAUTH_CLIENT_SECRET", "INTERLOCK_SESSION_SECRET",
+                 "INTERLOCK_SERVICE_URL", "GITHUB_WEB_URL", "INTERLOCK_BOARD_CACHE_S"):  # fmt: skip
+        assert f"`{name}`" in section and name in (ROOT / "app/webhooks/board_settings.py").read_text()
+    assert "set the Callback URL to `<service>/board/callback`" in section
+    assert f"{configured.SECRET_MIN} characters or more" in section
+    assert "10 by default" in section and configured.DEFAULT_CACHE_S == 10
+    assert f"for {board_session.STATE_S // 60} minutes" in section
+    assert f"an expiry of {board_session.SESSION_S // 3600} hours" in section
+    assert f"reloads itself every {board_page.REFRESH_S} seconds" in section
+    assert "`HttpOnly`, `SameSite=Lax`, limited to `/board`, and `Secure`" in section
+    assert "every `/board` route answers 404" in section and "is refused with 403 and changes nothing" in section
+    assert "`/interlock stop`, `resume`, `retry` and `abandon`" in section
+    assert "`runs/<run>/actions/<key>.json`" in section and "answered 409" in section
+    assert "two API calls per repository" in section
+    from app.webhooks.board_web import COMMANDS
+
+    assert COMMANDS == {"pause": "stop", "resume": "resume", "retry": "retry", "cancel": "abandon"}
+    assert "apt-get install -y -qq chromium chromium-driver" in (ROOT / ".ci" / "run").read_text()
 
 
 def test_a_repositorys_runs_are_kept_for_the_cache_setting(site: Site) -> None:
@@ -276,7 +315,7 @@ def test_a_repositorys_runs_are_kept_for_the_cache_setting(site: Site) -> None:
     site.board.board = replace(site.board.board, cache_s=0.0)
     site.client.get("/board")
     read_again = [f"{r.method} {r.url.path}" for r in site.fake.requests[reads:]]
-    assert "GET /api/v3/repos/octo/app/contents/runs" in read_again and "POST /api/graphql" in read_again
+    assert read_again == ["GET /api/v3/repos/octo/app/contents/runs", "POST /api/graphql"]  # two calls
     assert board_settings({**BOARD_ENV, "INTERLOCK_BOARD_CACHE_S": "0"}, []) is not None
     problems: list[str] = []
     assert board_settings({**BOARD_ENV, "INTERLOCK_BOARD_CACHE_S": "nan"}, problems).cache_s == 10.0  # type: ignore[union-attr]
@@ -289,3 +328,24 @@ BOARD_ENV = {
     "INTERLOCK_SESSION_SECRET": "k" * 32,
     "INTERLOCK_SERVICE_URL": "https://interlock.example.com/",
 }
+
+
+def test_cancel_on_the_board_moves_the_teams_queue_as_the_comment_does(site: Site) -> None:
+    # SPEC U5: a run cancelled from the board ends, and the next trigger waiting for its team starts
+    from app.webhooks import shell
+
+    site.fake.commit_file(
+        REPO,
+        "main",
+        ".github/interlock.yml",
+        "base: develop\ndefault_graph: small\nteams:\n  core:\n    concurrency: 1\n",
+    )
+    shell.CONFIG_CACHE.clear()
+    site.start(REPO, 11, "First")
+    site.start(REPO, 12, "Second")
+    assert "runs/issue-11.json" in site.fake.files_at(REPO, "interlock/state")
+    assert "runs/issue-12.json" not in site.fake.files_at(REPO, "interlock/state")  # waiting in the queue
+    site.sign_in("alice")
+    assert site.act("cancel", run="issue-11").status_code == 303
+    assert site.record("issue-11")["status"] == Status.CANCELLED
+    assert site.record("issue-12")["status"] == Status.RUNNING
