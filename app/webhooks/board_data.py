@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import httpx
+from githubkit.exception import GitHubException
 from pydantic import ValidationError
 
 from app.engine.errors import GraphInvalid
@@ -31,6 +33,8 @@ PERMISSION_TTL_S = 60.0
 BATCH = 100  # record paths per GraphQL read
 RUNS_CACHE: dict[str, tuple[float, list[Run]]] = {}
 PERMISSION_CACHE: dict[tuple[str, str], tuple[float, bool]] = {}
+# what reading GitHub can raise: a REST answer, a GraphQL error or failure, a connection that broke
+UNREADABLE = (GitHubError, GitHubException, httpx.HTTPError)
 ORIGIN = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$")
 PAUSABLE = frozenset({Status.RUNNING, Status.GATE_WAIT, Status.AWAITING_INPUT, Status.AWAITING_UPSTREAM})
 RESUMABLE_AS_IS = frozenset({Status.INTERRUPTED, Status.GATE_WAIT, Status.AWAITING_INPUT, Status.AWAITING_UPSTREAM})
@@ -119,8 +123,8 @@ def board_rows(
         try:
             runs = repo_runs(github.installation(installation), repo, ttl)
             writer = may_act(repo, login, lambda: allowed(installation, repo)) if runs else False  # noqa: B023
-        except (GitHubError, ConfigInvalid) as exc:
-            notes.append(f"{repo} could not be read: {exc}")
+        except (*UNREADABLE, ConfigInvalid) as exc:
+            notes.append(f"{repo} could not be read: {exc or type(exc).__name__}")
             continue
         rows += [Row(repo, run, writer) for run in runs]
     return rows, notes
@@ -130,7 +134,7 @@ def picture(api: Installation, repo: str, run: Run) -> str:
     """The Mermaid source of the run's stored graph with its current node and visits (SPEC W4), or why not."""
     try:
         graph = RunDriver(GitHubStore(api, repo)).graph_of(run)
-    except (StoredGraphUnreadable, GraphInvalid, GitHubError) as exc:
+    except (StoredGraphUnreadable, GraphInvalid, *UNREADABLE) as exc:
         return f"%% the graph of run {run.id} cannot be drawn: {exc}"
     return draw_mermaid(graph, run.stage, run.visits)
 

@@ -29,7 +29,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.engine.errors import EventRejected, RunNotFound
 from app.github import oauth
-from app.github.client import GitHubApp, GitHubError
+from app.github.client import GitHubApp
 from app.github.config import ConfigInvalid
 from app.store.journal import action_path, encode_json
 from app.webhooks import board_data
@@ -179,8 +179,8 @@ class Board:
             return self._apply(installation, repo, run_id, action, session.login), action
         except ConfigInvalid as exc:
             raise Refused(422, f"The configuration of {repo} is invalid: {exc}") from None
-        except GitHubError as exc:
-            raise Refused(502, f"GitHub failed: {exc}") from None
+        except board_data.UNREADABLE as exc:
+            raise Refused(502, f"GitHub failed, nothing changed: {exc or type(exc).__name__}") from None
 
     def _apply(self, installation: int, repo: str, run_id: str, action: str, login: str) -> str:
         runs = self.runs_of(installation, repo)

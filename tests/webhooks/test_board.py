@@ -349,3 +349,26 @@ def test_cancel_on_the_board_moves_the_teams_queue_as_the_comment_does(site: Sit
     assert site.act("cancel", run="issue-11").status_code == 303
     assert site.record("issue-11")["status"] == Status.CANCELLED
     assert site.record("issue-12")["status"] == Status.RUNNING
+
+
+def test_a_repository_github_fails_to_read_is_a_note_and_an_action_github_fails_is_502(site: Site) -> None:
+    site.fake.user_repos["alice"] = {42: [REPO, SECRET_REPO]}
+    site.sign_in("alice")
+    site.fake.fail("POST", "/graphql", 404, times=10)  # GraphQL unreachable: githubkit's own exception
+    page = site.client.get("/board")
+    assert page.status_code == 200 and page.text.count("could not be read") == 2
+    site.fake.faults.clear()
+    token = site.csrf()
+    site.fake.fail("POST", "/graphql", 404, times=10)
+    answer = site.client.post("/board/action", data={"csrf": token, "repo": REPO, "run": "issue-1", "action": "pause"})
+    assert answer.status_code == 502 and "nothing changed" in answer.text
+    site.fake.faults.clear()
+    assert site.record()["stop_requested"] is False
+
+
+def test_signing_out_needs_the_csrf_token(site: Site) -> None:
+    site.sign_in("alice")
+    site.client.post("/board/signout", data={"csrf": "forged"})
+    assert 'id="login"' in site.client.get("/board").text  # a forged sign-out does nothing
+    site.client.post("/board/signout", data={"csrf": site.csrf()})
+    assert 'id="sign-in"' in site.client.get("/board").text
