@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.engine.errors import EventRejected, RunNotFound
 from app.github import oauth
@@ -34,7 +35,15 @@ from app.github.config import ConfigInvalid
 from app.store.journal import action_path, encode_json
 from app.webhooks import board_data
 from app.webhooks.board_page import FILTERS, View, board_page, message_page, sign_in_page
-from app.webhooks.board_session import SESSION_COOKIE, SESSION_S, STATE_COOKIE, Session, SessionTooLarge, Signer
+from app.webhooks.board_session import (
+    SESSION_COOKIE,
+    SESSION_S,
+    STATE_COOKIE,
+    STATE_S,
+    Session,
+    SessionTooLarge,
+    Signer,
+)
 from app.webhooks.board_settings import BoardSettings
 from app.webhooks.commands import parse_command
 from app.webhooks.handlers import Handlers
@@ -115,16 +124,26 @@ class Board:
             picture = board_data.picture(self.github.installation(installation), found.repo, found.run)
         done = request.query_params.get("done", "")
         message = f"{done}: done." if done in COMMANDS else ""
-        repos = [repo for _, repo in session.visible()]
-        view = View(session.login, self.signer.csrf(session), self.board.web_url, shown, teams, repos, chosen)
-        view = View(**{**view.__dict__, "selected": selected, "picture": picture, "notes": tuple(notes)})
-        return html(board_page(View(**{**view.__dict__, "message": message})))
+        view = View(
+            login=session.login,
+            csrf=self.signer.csrf(session),
+            web_url=self.board.web_url,
+            rows=shown,
+            teams=teams,
+            repos=[repo for _, repo in session.visible()],
+            chosen=chosen,
+            selected=selected,
+            picture=picture,
+            notes=tuple(notes),
+            message=message,
+        )
+        return html(board_page(view))
 
     def login(self) -> Response:
         state = secrets.token_urlsafe(24)
         url = oauth.authorize_url(self.board.web_url, self.board.client_id, self.board.callback_url, state)
         response = RedirectResponse(url, status_code=302)
-        self.cookie(response, STATE_COOKIE, self.signer.state_cookie(state), 600)
+        self.cookie(response, STATE_COOKIE, self.signer.state_cookie(state), STATE_S)
         return response
 
     def callback(self, request: Request) -> Response:
@@ -233,10 +252,7 @@ def board_router(board: Board) -> APIRouter:
     @router.post("/board/action")
     async def action(request: Request) -> Response:
         form = await _form(request)
-        session = board.session(request)
-        from starlette.concurrency import run_in_threadpool
-
-        return await run_in_threadpool(board.act, session, form)
+        return await run_in_threadpool(board.act, board.session(request), form)  # GitHub calls: off the loop
 
     @router.post("/board/signout")
     async def signout(request: Request) -> Response:
