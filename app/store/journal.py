@@ -106,3 +106,8 @@ class JournalStore(RunStore, Protocol):
     def list_runs(self) -> list[Run]: ...
 
     def list_files(self, prefix: str) -> list[str]: ...
+
+
+def action_path(run_id: str, key: str) -> str:
+    """A person's action on a run from the web board (who, what, when), written once with its transition."""
+    return f"{RUNS_FOLDER}/{run_id}/actions/{key}.json"

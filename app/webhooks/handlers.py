@@ -372,6 +372,10 @@ class Handlers:
             raise graph_refused(runs, issue_runs(runs, issue)[-1].id, exc, issue) from None
         return Outcome.HANDLED
 
+    def after_command(self, runs: GitHubRuns, run: Run) -> None:
+        """What follows a person's command besides its transition, from a comment or the web board (SPEC U5)."""
+        self._queue_moves(runs, run)
+
     def _run_of_pull(self, delivery: Delivery) -> str | None:
         match = RUN_BRANCH.match(text_at(delivery.payload, "pull_request", "head", "ref") or "")
         return match.group("run") if match and delivery.installation_id is not None else None

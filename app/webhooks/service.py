@@ -150,6 +150,10 @@ def create_app(
         status = 202 if outcome in (Outcome.IGNORED, Outcome.OWN) else 200
         return answer(status, {"delivery": delivery_id, "outcome": outcome}, label, started)
 
+    from app.webhooks.board_web import mount  # the web board, when OAuth is configured; else /board is 404
+
+    mount(app, settings)
+
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}

@@ -6,6 +6,7 @@
 - ``GITHUB_API_URL``: ``https://api.github.com`` by default; a GitHub Enterprise Server URL, or a test double.
 - ``INTERLOCK_LOG_LEVEL``: ``info`` by default.
 - ``GITHUB_APP_SLUG`` (optional): the app's slug, so that events its own bot caused are ignored.
+- the web board's OAuth client and session secret (optional): ``app/webhooks/board_settings.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from app.engine.errors import InterlockError
 from app.github.client import AppIdentity
 from app.inputfile import InputUnreadable, read_input_text
+from app.webhooks.board_settings import BoardSettings, board_settings
 
 DEFAULT_API_URL = "https://api.github.com"
 KEY_LIMIT = 64 * 1024  # an RSA key of 4096 bits is about 3 kB of PEM
@@ -42,6 +44,7 @@ class ServiceSettings:
     api_url: str = DEFAULT_API_URL
     log_level: str = "info"
     app_slug: str | None = None
+    board: BoardSettings | None = None  # the web board; None: off (app/webhooks/board_settings.py)
 
     def app_identity(self) -> AppIdentity:
         """The plain values the GitHub adapter takes."""
@@ -70,10 +73,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
     api_url = env.get("GITHUB_API_URL", DEFAULT_API_URL).rstrip("/")
     if not api_url.startswith(("http://", "https://")):
         problems.append(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
+    board = board_settings(env, problems)
     if problems:
         raise SettingsError(problems)
     slug = env.get("GITHUB_APP_SLUG") or None
-    return ServiceSettings(app_id, key, secret.encode("utf-8"), api_url, level, slug)
+    return ServiceSettings(app_id, key, secret.encode("utf-8"), api_url, level, slug, board)
 
 
 def _private_key(env: Mapping[str, str], problems: list[str]) -> str:

@@ -81,10 +81,23 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/commits/(.+)/check-runs"), self._list_checks),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)"), self._get_issue),
             ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)"), self._edit_issue),
+            ("GET", re.compile(r"/user"), self._user),
+            ("GET", re.compile(r"/user/installations"), self._user_installations),
+            ("GET", re.compile(r"/user/installations/(\d+)/repositories"), self._user_repositories),
         ]
         self.check_runs: dict[int, dict[str, Any]] = {}  # every check run made, by id: its head, status, output
         self.pinned: list[tuple[str, int]] = []  # (repo, issue) pinned with GraphQL's pinIssue
         self.pin_refusal: str | None = None  # what pinIssue answers as its error, e.g. three issues pinned already
+        # github.com's own pages of the OAuth web flow: not REST, so outside the OpenAPI check (``web_routes``)
+        self.web_routes: dict[tuple[str, str], Callable[[httpx.Request], httpx.Response]] = {
+            ("GET", "/login/oauth/authorize"): self._authorize,
+            ("POST", "/login/oauth/access_token"): self._access_token,
+        }
+        self.oauth_client = ("Iv1.board", "board-client-secret")  # the App's OAuth client id and secret
+        self.oauth_login: str | None = None  # who is signed in to GitHub in the browser; authorize signs them in
+        self.user_repos: dict[str, dict[int, list[str]]] = {}  # login -> installation id -> repositories they see
+        self.oauth_codes: dict[str, str] = {}  # code -> login, each used once
+        self.user_tokens: dict[str, str] = {}  # user-to-server token -> login
         self.hook_deliveries: list[dict[str, Any]] = []
         self.labels: dict[tuple[str, int], list[str]] = {}
         self.review_notes: dict[int, list[dict[str, Any]]] = {}
@@ -172,6 +185,9 @@ class FakeGitHub:
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
+        web = self.web_routes.get((request.method, request.url.path))
+        if web is not None:
+            return web(request)
         path = request.url.path.removeprefix(self.base)
         if not path.endswith("/graphql"):
             self.problems += problems(request, self.base)
@@ -192,6 +208,55 @@ class FakeGitHub:
                 body = json.loads(request.content) if request.content else {}
                 return handler(request, body, *match.groups())
         return httpx.Response(404, json={"message": "Not Found"})
+
+    # -- the OAuth web flow and the user-to-server API --------------------------------------------------
+    def _authorize(self, request: httpx.Request) -> httpx.Response:
+        """GitHub's authorize page, already approved: back to ``redirect_uri`` with a code for ``oauth_login``."""
+        params = request.url.params
+        if params.get("client_id") != self.oauth_client[0] or not params.get("redirect_uri"):
+            return httpx.Response(404, text="unknown OAuth client")
+        if self.oauth_login is None:
+            return httpx.Response(401, text="nobody is signed in to GitHub")
+        code = f"code-{len(self.oauth_codes) + 1}"
+        self.oauth_codes[code] = self.oauth_login
+        back = httpx.URL(params["redirect_uri"]).copy_merge_params({"code": code, "state": params.get("state", "")})
+        return httpx.Response(302, headers={"location": str(back)})
+
+    def _access_token(self, request: httpx.Request) -> httpx.Response:
+        form = httpx.QueryParams(request.content.decode())
+        if (form.get("client_id"), form.get("client_secret")) != self.oauth_client:
+            return httpx.Response(200, json={"error": "incorrect_client_credentials"})
+        login = self.oauth_codes.pop(form.get("code", ""), None)  # a code is good once, as on GitHub
+        if login is None:
+            return httpx.Response(200, json={"error": "bad_verification_code"})
+        token = f"ghu_{len(self.user_tokens) + 1:04d}"
+        self.user_tokens[token] = login
+        return httpx.Response(200, json={"access_token": token, "token_type": "bearer", "scope": ""})
+
+    def _user_of(self, request: httpx.Request) -> str | None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        return self.user_tokens.get(token) if scheme.lower() in ("bearer", "token") else None
+
+    def _user(self, request: httpx.Request, body: Any) -> httpx.Response:
+        login = self._user_of(request)
+        if login is None:
+            return httpx.Response(401, json={"message": "Requires authentication"})
+        return httpx.Response(200, json={"login": login, "id": 1, "type": "User"})
+
+    def _user_installations(self, request: httpx.Request, body: Any) -> httpx.Response:
+        login = self._user_of(request)
+        if login is None:
+            return httpx.Response(401, json={"message": "Requires authentication"})
+        found = [{"id": inst, "app_slug": self.app_slug} for inst in sorted(self.user_repos.get(login, {}))]
+        return httpx.Response(200, json={"total_count": len(found), "installations": self._page(request, found)})
+
+    def _user_repositories(self, request: httpx.Request, body: Any, installation: str) -> httpx.Response:
+        login = self._user_of(request)
+        seen = self.user_repos.get(login or "", {})
+        if login is None or int(installation) not in seen:
+            return httpx.Response(404 if login else 401, json={"message": "Not Found"})
+        found = [{"full_name": name, "default_branch": self.default_branch} for name in seen[int(installation)]]
+        return httpx.Response(200, json={"total_count": len(found), "repositories": self._page(request, found)})
 
     # -- handlers -----------------------------------------------------------------------------------
     def _token(self, request: httpx.Request, body: Any, installation: str) -> httpx.Response:

@@ -193,6 +193,11 @@ class Loopback:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/api/v3"
 
+    @property
+    def web_url(self) -> str:
+        """github.com's own pages (the OAuth web flow), beside the API."""
+        return self.url.removesuffix("/api/v3")
+
     def __enter__(self) -> Loopback:
         self.thread.start()
         return self
