@@ -22,8 +22,8 @@ from app.github.graphs import repo_graph
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
-from app.webhooks.check_actions import requested_action
 from app.webhooks.board_commands import board_command, on_board_issue
+from app.webhooks.check_actions import requested_action
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
