@@ -284,7 +284,8 @@ README_SENTENCES = [
     "about 620 of them; starting a run costs 21",
     "a gate 16.",
     "| 8 (one GraphQL read, tree + commit + ref, the dispatch, the status comment, the check run's read and update); "
-    "a run's start 21, a gate 16 | ≤ 6: missed since the check run (SPEC W5) added 2;",
+    "a run's start 21, a gate 16; with the board issue 9 when its table changes | ≤ 6: missed since the check run "
+    "(SPEC W5) added 2;",
     "permissions Contents (write), Issues (write), Pull requests (write), Actions (write), Checks (write) and Metadata "
     "(read), and subscribes to `issues`, `issue_comment`, `pull_request`, `pull_request_review`, `workflow_run` and "
     "`check_run`.",
