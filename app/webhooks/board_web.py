@@ -136,6 +136,7 @@ class Board:
             picture=picture,
             notes=tuple(notes),
             message=message,
+            redact=self.github.redactor.text,
         )
         return html(board_page(view))
 
