@@ -65,10 +65,16 @@ def sign_in_page(message: str = "") -> str:
     return page("Interlock board: sign in", body)
 
 
-def message_page(title: str, message: str) -> str:
+def message_page(title: str, message: str, form: str = "") -> str:
     said = f'<p class="error" id="message">{escape(message)}</p>'
-    body = f'<h1>{escape(title)}</h1>{said}<p><a href="/board">Back to the board</a></p>'
+    body = f'<h1>{escape(title)}</h1>{said}{form}<p><a href="/board">Back to the board</a></p>'
     return page(title, body)
+
+
+def retry_form(fields: dict[str, str]) -> str:
+    """The posted action again, with its key: applied already, it is carried out as a redelivery is (SPEC GH8)."""
+    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
+    return f'<form method="post" action="/board/action">{inputs}<button id="again">Try again</button></form>'
 
 
 def board_page(view: View) -> str:

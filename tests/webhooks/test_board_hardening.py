@@ -22,3 +22,35 @@ def test_a_token_in_a_stored_run_never_reaches_the_board_page(site: Site) -> Non
     page = site.client.get("/board", params={"run": "octo/app:issue-1"}).text
     assert 'data-run="octo/app:issue-1"' in page and "leak [redacted]" in page
     assert TOKEN not in page and TOKEN[:12] not in page
+
+
+def test_an_action_github_fails_to_carry_out_is_not_called_unchanged_and_trying_again_finishes_it(
+    site: Site,  # noqa: F811
+) -> None:
+    # SPEC GH8: a transition saved whose effects GitHub failed is carried out by the same key, as a redelivery is.
+    # The board's click has no redelivery: it said "nothing changed" while the run was cancelled on the state
+    # branch, and clicking again was refused (the run is over), so its issue never showed it.
+    site.sign_in("alice")
+    site.fake.fail("PATCH", "/issues/comments/", 502, times=10)  # the status comment cannot be edited
+    failed = site.act("cancel")
+    site.fake.faults.clear()
+    assert site.record()["status"] == "cancelled"  # saved on interlock/state before GitHub failed
+    assert failed.status_code == 502 and "nothing changed" not in failed.text and "was recorded" in failed.text
+    again = {
+        name: failed.text.split(f'name="{name}" value="', 1)[1].split('"', 1)[0]
+        for name in ("csrf", "repo", "run", "action", "key")
+    }
+    finished = site.client.post("/board/action", data=again, follow_redirects=False)
+    assert finished.status_code == 303 and "done=cancel" in finished.headers["location"]
+    status_comment = site.fake.comments[int(site.record()["links"]["status_comment"])]["body"]
+    assert "cancelled" in status_comment
+    assert [a["action"] for a in site.actions()] == ["cancel"]  # one action, journaled once
+
+
+def test_the_readme_says_how_a_failed_action_is_finished_and_that_the_page_is_redacted() -> None:
+    from tests.helpers import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
+    assert "the answer is a 502 saying the action was recorded, with a **Try again** button" in section
+    assert "a token in a run's title is shown as `[redacted]`" in section
