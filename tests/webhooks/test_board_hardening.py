@@ -54,3 +54,23 @@ def test_the_readme_says_how_a_failed_action_is_finished_and_that_the_page_is_re
     section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
     assert "the answer is a 502 saying the action was recorded, with a **Try again** button" in section
     assert "a token in a run's title is shown as `[redacted]`" in section
+
+
+def test_buttons_after_a_permission_was_removed_are_refused_and_the_readme_says_how_long_they_show(
+    site: Site,  # noqa: F811
+) -> None:
+    # README "### Web board": "nobody without it sees the buttons" was not true for PERMISSION_TTL_S seconds;
+    # the sentence now says so, and the action itself is refused at once.
+    from app.webhooks.board_data import PERMISSION_TTL_S
+    from tests.helpers import ROOT
+
+    site.sign_in("alice")
+    assert 'data-action="pause"' in site.client.get("/board").text
+    site.fake.permissions[(REPO, "alice")] = "read"  # write removed after the page was read
+    assert 'data-action="pause"' in site.client.get("/board").text  # kept PERMISSION_TTL_S
+    refused = site.act("pause")
+    assert refused.status_code == 403 and site.record()["stop_requested"] is False
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
+    assert f"for {PERMISSION_TTL_S:.0f} seconds, so buttons may show that long" in section
+    assert "a person removed from one still sees its runs until the session ends" in section
