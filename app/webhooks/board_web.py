@@ -56,7 +56,7 @@ from app.webhooks.stored_graph import GRAPH_ERRORS
 from app.webhooks.team_hold import refuse_while_stopped
 
 COMMANDS = {"pause": "stop", "resume": "resume", "retry": "retry", "cancel": "abandon"}
-RUN_ID = re.compile(r"^[\w-][\w.-]{0,99}$", re.ASCII)
+RUN_ID = re.compile(r"[\w-][\w.-]{0,99}\Z", re.ASCII)  # \Z: "$" lets a final newline through
 KEY = re.compile(r"board-(?P<action>[a-z]+)-[0-9a-f]{32}\Z")  # an action's idempotency key, kept by "try again"
 log = logging.getLogger("interlock.board")
 

@@ -74,3 +74,15 @@ def test_buttons_after_a_permission_was_removed_are_refused_and_the_readme_says_
     section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
     assert f"for {PERMISSION_TTL_S:.0f} seconds, so buttons may show that long" in section
     assert "a person removed from one still sees its runs until the session ends" in section
+
+
+def test_a_run_id_with_a_trailing_newline_is_refused_as_a_bad_run_not_looked_up(site: Site) -> None:  # noqa: F811
+    # `$` matches before a final newline: "issue-1\n" passed the check and reached GitHub as a path
+    # (runs/issue-1\n.json); the board refuses it as it refuses "../x", as the board issue's commands do
+    site.sign_in("alice")
+    calls = len(site.fake.requests)
+    for run in ("issue-1\n", "issue-1\r\n", "../x", "a%2Fb"):
+        answer = site.act("pause", run=run)
+        assert answer.status_code == 400 and "Unknown action" in answer.text
+    assert not [r for r in site.fake.requests[calls:] if "\n" in r.url.path or "runs/issue-1%0A" in str(r.url)]
+    assert site.record()["stop_requested"] is False and site.actions() == []
