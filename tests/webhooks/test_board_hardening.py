@@ -86,3 +86,25 @@ def test_a_run_id_with_a_trailing_newline_is_refused_as_a_bad_run_not_looked_up(
         assert answer.status_code == 400 and "Unknown action" in answer.text
     assert not [r for r in site.fake.requests[calls:] if "\n" in r.url.path or "runs/issue-1%0A" in str(r.url)]
     assert site.record()["stop_requested"] is False and site.actions() == []
+
+
+def test_a_service_url_with_a_path_is_refused_at_start() -> None:
+    # The cookies are limited to /board and every redirect names /board: behind a path prefix
+    # (https://host/interlock) the sign-in state cookie never came back, and every sign-in was refused with 403.
+    from app.webhooks.board_settings import board_settings
+    from tests.helpers import ROOT
+
+    on = {
+        "INTERLOCK_OAUTH_CLIENT_ID": "Iv1.x",
+        "INTERLOCK_OAUTH_CLIENT_SECRET": "shh",
+        "INTERLOCK_SESSION_SECRET": "k" * 32,
+    }
+    for url in ("https://host.example/interlock", "https://host.example/?x=1"):
+        problems: list[str] = []
+        board_settings({**on, "INTERLOCK_SERVICE_URL": url}, problems)
+        assert problems and "has a path" in problems[0]
+    fine: list[str] = []
+    assert board_settings({**on, "INTERLOCK_SERVICE_URL": "https://host.example:8443/"}, fine) is not None
+    assert fine == []
+    section = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split("### Web board", 1)[1].split())
+    assert "or when the service URL has a path." in section and "without a path" in section
