@@ -28,8 +28,8 @@ from app.github.status import NEXT_STEP
 
 CHECK_NAME = "Interlock"
 CHECK_RUNS = "check-runs"  # the API's folder; never a literal ending in "runs/", which names the journal's
-SUMMARY_LIMIT = 65535  # characters of a check run's output summary GitHub accepts
-CUT_NOTE = "\n\n… (cut: a check run's summary holds at most 65535 characters)"
+SUMMARY_LIMIT = 65535  # UTF-8 bytes of a check run's output summary GitHub accepts (its docs say characters)
+CUT_NOTE = "\n\n… (cut: a check run's summary holds at most 65535 bytes)"
 
 
 @dataclass(frozen=True)
@@ -158,9 +158,14 @@ def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str]) ->
 
 
 def fit_summary(summary: str) -> str:
-    if len(summary) <= SUMMARY_LIMIT:
+    """The summary within GitHub's limit, which counts UTF-8 bytes ("summary exceeds a maximum bytesize of
+    65535", https://github.com/github/docs/issues/35252): a reason in another script or with emoji that is under
+    65535 characters would be refused (422), and its delivery would fail for ever."""
+    data = summary.encode("utf-8")
+    if len(data) <= SUMMARY_LIMIT:
         return summary
-    return summary[: SUMMARY_LIMIT - len(CUT_NOTE)] + CUT_NOTE
+    room = SUMMARY_LIMIT - len(CUT_NOTE.encode("utf-8"))
+    return data[:room].decode("utf-8", "ignore") + CUT_NOTE  # a character cut in two is left out whole
 
 
 def checks_at_head(api: Installation, repo: str, branch: str) -> list[dict[str, Any]] | None:

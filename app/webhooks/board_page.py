@@ -5,12 +5,13 @@ each action is a POST form carrying the session's CSRF token."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from html import escape
 from urllib.parse import urlencode
 
 from app.engine.record import Status
+from app.redact import Redactor
 from app.webhooks.board_data import Row, age, cost, origin_link
 
 REFRESH_S = 15
@@ -40,6 +41,11 @@ class View:
     picture: str | None = None
     notes: tuple[str, ...] = ()
     message: str = ""
+    redact: Callable[[str], str] = field(default_factory=lambda: Redactor().text)  # the service's one redactor
+
+    def text(self, value: str) -> str:
+        """A value as the page shows it: secrets masked (a title or a hand-edited record may hold one), escaped."""
+        return escape(self.redact(value))
 
 
 def page(title: str, body: str, refresh: bool = False) -> str:
@@ -59,10 +65,16 @@ def sign_in_page(message: str = "") -> str:
     return page("Interlock board: sign in", body)
 
 
-def message_page(title: str, message: str) -> str:
+def message_page(title: str, message: str, form: str = "") -> str:
     said = f'<p class="error" id="message">{escape(message)}</p>'
-    body = f'<h1>{escape(title)}</h1>{said}<p><a href="/board">Back to the board</a></p>'
+    body = f'<h1>{escape(title)}</h1>{said}{form}<p><a href="/board">Back to the board</a></p>'
     return page(title, body)
+
+
+def retry_form(fields: dict[str, str]) -> str:
+    """The posted action again, with its key: applied already, it is carried out as a redelivery is (SPEC GH8)."""
+    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
+    return f'<form method="post" action="/board/action">{inputs}<button id="again">Try again</button></form>'
 
 
 def board_page(view: View) -> str:
@@ -72,14 +84,14 @@ def board_page(view: View) -> str:
         f'<input type="hidden" name="csrf" value="{escape(view.csrf)}"><button>Sign out</button></form></p>'
     )
     said = f'<p class="note" id="message">{escape(view.message)}</p>' if view.message else ""
-    notes = "".join(f'<p class="error">{escape(note)}</p>' for note in view.notes)
+    notes = "".join(f'<p class="error">{view.text(note)}</p>' for note in view.notes)
     table = _table(view) if view.rows else '<p id="empty">No runs to show.</p>'
     return page("Interlock board", header + said + notes + _filters(view) + table + _picture(view), refresh=True)
 
 
 def _filters(view: View) -> str:
     states = [status.value for status in Status]
-    fields = [("state", states), ("team", view.teams), ("repo", view.repos)]
+    fields = [("state", states), ("team", [view.redact(team) for team in view.teams]), ("repo", view.repos)]
     selects = "".join(
         f"<label>{name} {_select(name, options, view.chosen.get(name, ''))}</label> " for name, options in fields
     )
@@ -105,17 +117,17 @@ def _table(view: View) -> str:
 def _row(view: View, row: Row) -> str:
     run = row.run
     link = origin_link(view.web_url, run.request.origin)
-    origin = escape(run.request.origin or "local")
+    origin = view.text(run.request.origin or "local")
     origin_cell = f'<a href="{escape(link)}">{origin}</a>' if link else origin
     state = run.status.value + (" (stop requested)" if run.stop_requested else "")
     select = "/board?" + urlencode({**view.chosen, "run": row.key})
     cells = [
         escape(row.repo),
-        f'<a class="select" href="{escape(select)}">{escape(run.id)}</a>',
-        f'{origin_cell} <span class="title">{escape(run.request.title)}</span>',
-        escape(run.team or "(default)"),
-        escape(run.graph),
-        escape(run.stage),
+        f'<a class="select" href="{escape(select)}">{view.text(run.id)}</a>',
+        f'{origin_cell} <span class="title">{view.text(run.request.title)}</span>',
+        view.text(run.team or "(default)"),
+        view.text(run.graph),
+        view.text(run.stage),
         f'<span class="state-{escape(run.status.value)}">{escape(state)}</span>',
         escape(age(run)),
         escape(cost(run)),
@@ -143,5 +155,5 @@ def _picture(view: View) -> str:
         return f'<p class="error" id="picture">No run {escape(view.selected)} on the board.</p>'
     return (
         f'<section id="picture"><h2>{escape(view.selected)}</h2>'
-        f'<pre class="mermaid">{escape(view.picture)}</pre></section>'
+        f'<pre class="mermaid">{view.text(view.picture)}</pre></section>'
     )

@@ -5,8 +5,9 @@
   route answers 404 — never an open board. One without the other is refused at start.
 - ``INTERLOCK_SESSION_SECRET`` (32 characters or more): signs the session cookie, the sign-in ``state`` and the
   CSRF tokens. Changing it signs everyone out.
-- ``INTERLOCK_SERVICE_URL``: the service's public URL as browsers reach it; the callback is
-  ``<service>/board/callback``, and the cookie is ``Secure`` when it is ``https``.
+- ``INTERLOCK_SERVICE_URL``: the service's public URL as browsers reach it, without a path (the board's cookies
+  and redirects name ``/board``); the callback is ``<service>/board/callback``, and the cookie is ``Secure`` when
+  it is ``https``.
 - ``INTERLOCK_BOARD_CACHE_S``: how many seconds the board keeps a repository's runs before reading them again
   (10 by default; 0 reads them at every page), trading the installation's API quota for freshness.
 - ``GITHUB_WEB_URL``: ``https://github.com`` by default (a GitHub Enterprise Server URL, or a test double): where
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 DEFAULT_WEB_URL = "https://github.com"
 DEFAULT_CACHE_S = 10.0
@@ -62,6 +64,11 @@ def board_settings(env: Mapping[str, str], problems: list[str]) -> BoardSettings
     for name, url in (("INTERLOCK_SERVICE_URL", service_url), ("GITHUB_WEB_URL", web_url)):
         if not url.startswith(("http://", "https://")):
             problems.append(f"{name}={url!r} is not an http(s) URL (the board needs it)")
+    if urlsplit(service_url).path or urlsplit(service_url).query:  # the cookies and redirects name /board
+        problems.append(
+            f"INTERLOCK_SERVICE_URL={service_url!r} has a path: the board lives at /board of the service's "
+            "origin, so give only its scheme, host and port (a path prefix would refuse every sign-in)"
+        )
     cache_s = _seconds(env.get("INTERLOCK_BOARD_CACHE_S", ""), problems)
     return BoardSettings(client_id, client_secret, secret.encode("utf-8"), service_url, web_url, cache_s)
 

@@ -19,6 +19,7 @@ import re
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.engine.errors import EventRejected, RunNotFound
+from app.engine.record import Run
 from app.github import oauth
 from app.github.client import GitHubApp
 from app.github.config import ConfigInvalid
+from app.runner.driver import Applied
 from app.store.journal import action_path, encode_json
 from app.webhooks import board_data
-from app.webhooks.board_page import FILTERS, View, board_page, message_page, sign_in_page
+from app.webhooks.board_page import FILTERS, View, board_page, message_page, retry_form, sign_in_page
 from app.webhooks.board_session import (
     SESSION_COOKIE,
     SESSION_S,
@@ -53,16 +56,17 @@ from app.webhooks.stored_graph import GRAPH_ERRORS
 from app.webhooks.team_hold import refuse_while_stopped
 
 COMMANDS = {"pause": "stop", "resume": "resume", "retry": "retry", "cancel": "abandon"}
-RUN_ID = re.compile(r"^[\w-][\w.-]{0,99}$", re.ASCII)
+RUN_ID = re.compile(r"[\w-][\w.-]{0,99}\Z", re.ASCII)  # \Z: "$" lets a final newline through
+KEY = re.compile(r"board-(?P<action>[a-z]+)-[0-9a-f]{32}\Z")  # an action's idempotency key, kept by "try again"
 log = logging.getLogger("interlock.board")
 
 
 class Refused(Exception):
     """An action or sign-in refused: ``status`` and the sentence the person reads; nothing changed."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, again: str = "") -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.again = status, again  # ``again``: the saved action's key, to finish it by trying again
 
 
 def html(text: str, status: int = 200) -> HTMLResponse:
@@ -136,6 +140,7 @@ class Board:
             picture=picture,
             notes=tuple(notes),
             message=message,
+            redact=self.github.redactor.text,
         )
         return html(board_page(view))
 
@@ -178,6 +183,9 @@ class Board:
         try:
             run, action = self._act(session, form)
         except Refused as exc:
+            if exc.again and session is not None:  # the action was saved: the same key finishes it (a redelivery)
+                fields = {**form, "csrf": self.signer.csrf(session), "key": exc.again}
+                return html(message_page("Not finished", str(exc), retry_form(fields)), exc.status)
             return html(message_page("Nothing changed", str(exc)), exc.status)
         back = {name: form[f"back_{name}"] for name in FILTERS if form.get(f"back_{name}")}
         query = "&".join(f"{k}={v}" for k, v in httpx.QueryParams({**back, "run": run, "done": action}).multi_items())
@@ -195,24 +203,26 @@ class Board:
         if action not in COMMANDS or not RUN_ID.match(run_id):
             raise Refused(400, f"Unknown action {action!r} or run {run_id!r}.")
         try:
-            return self._apply(installation, repo, run_id, action, session.login), action
+            return self._apply(installation, repo, run_id, action, session.login, form.get("key", "")), action
         except ConfigInvalid as exc:
             raise Refused(422, f"The configuration of {repo} is invalid: {exc}") from None
         except board_data.UNREADABLE as exc:
             raise Refused(502, f"GitHub failed, nothing changed: {exc or type(exc).__name__}") from None
 
-    def _apply(self, installation: int, repo: str, run_id: str, action: str, login: str) -> str:
+    def _apply(self, installation: int, repo: str, run_id: str, action: str, login: str, again: str = "") -> str:
         runs = self.runs_of(installation, repo)
         allowed = board_data.may_act(repo, login, lambda: self.allowed(installation, repo, login), fresh=True)
         if not allowed:
             raise Refused(
                 403, f"@{login} only people with {runs.config().permission} permission on {repo} can steer its runs."
             )
-        key, moment = f"board-{uuid.uuid4().hex}", datetime.now(UTC)
+        kept = KEY.match(again)
+        key = again if kept and kept.group("action") == action else f"board-{action}-{uuid.uuid4().hex}"
+        moment = datetime.now(UTC)
         make = refuse_while_stopped(runs, parse_command(f"/interlock {COMMANDS[action]}", key, moment, login))
         said = {"action": action, "command": f"/interlock {COMMANDS[action]}", "by": login, "at": moment.isoformat()}
         try:
-            run = runs.apply(run_id, make, files={action_path(run_id, key): encode_json({**said, "key": key})})
+            applied = runs.record(run_id, make, files={action_path(run_id, key): encode_json({**said, "key": key})})
         except RunNotFound:
             raise Refused(404, f"{repo} has no run {run_id}.") from None
         except EventRejected as exc:
@@ -221,9 +231,20 @@ class Board:
             raise Refused(422, f"the stored graph of {run_id} cannot be read: {exc}") from None
         finally:
             board_data.forget(repo)
-        self.handlers.after_command(runs, run)  # SPEC U5: as after a comment's command
+        self._carry_out(runs, applied, lambda: runs.apply(run_id, make), action, key)
         log.info("board: %s %s %s/%s", login, action, repo, run_id)
         return f"{repo}:{run_id}"
+
+    def _carry_out(self, runs: GitHubRuns, applied: Applied, again: Callable[[], Run], action: str, key: str) -> None:
+        """The saved action's effects and what follows a command (the team's queue). One tried again, applied
+        already, is carried out as a redelivery is (``again``: what it still owes, SPEC GH8); a GitHub failure is
+        answered with the key, so "try again" finishes it rather than being refused by the state it left."""
+        try:
+            run = runs.execute(applied.run, applied.graph, applied.effects) if applied.new else again()
+            self.handlers.after_command(runs, run)  # SPEC U5: as after a comment's command
+        except board_data.UNREADABLE as exc:
+            why = f"{action} was recorded, but GitHub failed while carrying it out ({exc or type(exc).__name__})"
+            raise Refused(502, f"{why}: try again to finish it.", key) from None
 
 
 def _matches(row: board_data.Row, chosen: dict[str, str]) -> bool:

@@ -264,7 +264,7 @@ def test_the_api_calls_of_the_board_are_what_the_readme_says() -> None:
     # issue 16: board.md costs no call; the board issue one call when its table changes (bench_github's figures)
     from tests.bench.bench_github import measure
 
-    assert [len(calls) for _, calls in measure()] == [21, 16, 9, 8, 7]  # the check run's calls included
+    assert [len(calls) for _, calls in measure()] == [21, 16, 9, 8, 7]  # with the check run (SPEC W5)
     with_board = measure(board=True)
     assert [len(calls) for _, calls in with_board] == [34, 17, 10, 9, 7, 22]
     edits = [

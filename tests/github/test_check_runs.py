@@ -246,7 +246,7 @@ def test_a_summary_longer_than_github_allows_is_cut(world: World) -> None:
     run = world.run(issue)
     long = replace(run, reason=Reason(code=ReasonCode.MISSION_FAILED, stage="build", message="x" * 70_000))
     view = check_view(long, world.runs().graph_of(run), REPO, str)
-    assert len(view.summary) <= SUMMARY_LIMIT and view.summary.endswith("65535 characters)")
+    assert len(view.summary) <= SUMMARY_LIMIT and view.summary.endswith("65535 bytes)")
 
 
 def test_the_readme_says_what_the_check_run_shows() -> None:
@@ -284,8 +284,8 @@ README_SENTENCES = [
     "about 620 of them; starting a run costs 21",
     "a gate 16.",
     "| 8 (one GraphQL read, tree + commit + ref, the dispatch, the status comment, the check run's read and update); "
-    "a run's start 21, a gate 16; with the board issue 9 when its table changes | ≤ 6: missed since the check run "
-    "(SPEC W5) added 2;",
+    "a run's start 21, a gate 16;",  # the merge of the board issue's figures follows, then the target
+    "| ≤ 6: missed since the check run (SPEC W5) added 2;",
     "permissions Contents (write), Issues (write), Pull requests (write), Actions (write), Checks (write) and Metadata "
     "(read), and subscribes to `issues`, `issue_comment`, `pull_request`, `pull_request_review`, `workflow_run` and "
     "`check_run`.",
