@@ -284,6 +284,8 @@ README_SENTENCES = [
     'With `board_issue: true` in `.github/interlock.yml`, the repository also gets one issue titled "Interlock '
     "board\", labelled `interlock:board` and pinned, whose body is the table of its runs (a link to each run's "
     "issue, team, graph, step, state, start time and cost) and how to act on them.",
+    "It is off by default, because each edit of it is one more content-creating request, of which GitHub allows an "
+    "App 80 a minute and 500 an hour.",
     "Two first transitions at once make one issue: each claims the making in `board.json` with compare-and-swap of "
     "the state branch and only the winner makes it; a delivery that failed after making it finds it again by its "
     "label on redelivery.",
