@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +36,8 @@ Reported = Annotated[
     Path, typer.Option("--repo", help="The git repository (default: the current folder), or OWNER/NAME on GitHub.")
 ]
 TOKENS = ("GITHUB_TOKEN", "GH_TOKEN")
+# a repository's web or clone address, as people paste it (typer's Path has already folded `//` to `/`)
+ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/+|git@)[^/:]+[/:](?P<name>[\w.-]+/[\w.-]+?)(?:\.git)?/?$", re.I)
 RUNNER = "none"  # what `status` says of a run no process on this machine drives: GitHub's jobs drive it
 NO_CREDENTIALS = (
     "no GitHub credentials: set the App's (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, as for the service) "
@@ -45,6 +48,8 @@ NO_CREDENTIALS = (
 def github_repository(repo: Path) -> str | None:
     """``OWNER/NAME`` when ``--repo`` names no folder but a repository on GitHub, as ``interlock doctor`` reads it;
     ``None``: a local report."""
+    if not repo.exists() and (address := ADDRESS.match(str(repo))):
+        raise InterlockError(f"--repo takes a folder or OWNER/NAME, not an address: --repo {address['name']}")
     if repo.exists() or not REPOSITORY_NAME.match(str(repo)):
         return None
     typer.echo(f"(--repo {repo} is not a folder: reading the GitHub repository {repo})", err=True)

@@ -29,3 +29,14 @@ def test_a_damaged_record_on_the_state_branch_is_one_line_and_exit_2(world: Worl
     for report in ("status", "journey", "money"):
         said = error_line(report, "issue-1", "--repo", REPO, **app_env(served))
         assert said.startswith("error: runs/issue-1.json on the state branch cannot be read: "), said
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["https://github.com/octo/app", "https://github.com/octo/app.git", "git@github.com:octo/app.git",
+     "http://ghe.example.com/octo/app/"],
+)  # fmt: skip
+def test_a_repository_address_is_told_to_be_owner_and_name(address: str) -> None:
+    # issue 14, item 5: a pasted address is neither a folder ("not a git repository") nor read as one
+    said = error_line("journey", "issue-1", "--repo", address, GITHUB_TOKEN="t", GITHUB_API_URL="http://127.0.0.1:1")
+    assert said == "error: --repo takes a folder or OWNER/NAME, not an address: --repo octo/app"
