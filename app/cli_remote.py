@@ -39,6 +39,7 @@ TOKENS = ("GITHUB_TOKEN", "GH_TOKEN")
 # a repository's web or clone address, as people paste it (typer's Path has already folded `//` to `/`)
 ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/+|git@)[^/:]+[/:](?P<name>[\w.-]+/[\w.-]+?)(?:\.git)?/?$", re.I)
 RUNNER = "none"  # what `status` says of a run no process on this machine drives: GitHub's jobs drive it
+HEADER_REFUSED = "the credentials are no valid HTTP header value (a line break in the token?)"
 NO_CREDENTIALS = (
     "no GitHub credentials: set the App's (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, as for the service) "
     "or a token (GITHUB_TOKEN or GH_TOKEN) that can read the repository"
@@ -84,7 +85,14 @@ def plainly(name: str) -> Iterator[None]:
     except GraphQLFailed as exc:
         raise InterlockError(f"GitHub could not read {name}'s state branch: {exc}") from None
     except (GitHubException, httpx.HTTPError) as exc:
-        raise InterlockError(f"cannot reach GitHub for {name}: {exc}") from None
+        raise InterlockError(f"cannot reach GitHub for {name}: {transport_problem(exc)}") from None
+
+
+def transport_problem(exc: Exception) -> str:
+    """What went wrong on the way to GitHub; never a refused header, which the HTTP client quotes whole, the
+    credentials in it (``Illegal header value b'token ...'``)."""
+    said = str(exc)
+    return HEADER_REFUSED if "header" in said.lower() else said
 
 
 def refused(name: str, status: int, said: str) -> str:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from app.cli_remote import HEADER_REFUSED
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
 
@@ -40,3 +41,11 @@ def test_a_repository_address_is_told_to_be_owner_and_name(address: str) -> None
     # issue 14, item 5: a pasted address is neither a folder ("not a git repository") nor read as one
     said = error_line("journey", "issue-1", "--repo", address, GITHUB_TOKEN="t", GITHUB_API_URL="http://127.0.0.1:1")
     assert said == "error: --repo takes a folder or OWNER/NAME, not an address: --repo octo/app"
+
+
+def test_a_token_that_is_no_header_value_is_never_shown(served: str) -> None:
+    # credentials by allow-list, nothing printed carries one: the HTTP client's refusal quotes the header whole
+    token = "sekrit-token-value\nX"
+    said = error_line("status", "issue-1", "--repo", REPO, GITHUB_TOKEN=token, GITHUB_API_URL=served)
+    assert "sekrit" not in said
+    assert said == f"error: cannot reach GitHub for {REPO}: {HEADER_REFUSED}"
