@@ -21,6 +21,7 @@ from typing import Annotated
 import httpx
 import typer
 from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
+from pydantic import ValidationError
 
 from app.cli_config import app_installation
 from app.cli_doctor import REPOSITORY_NAME
@@ -39,6 +40,7 @@ TOKENS = ("GITHUB_TOKEN", "GH_TOKEN")
 # a repository's web or clone address, as people paste it (typer's Path has already folded `//` to `/`)
 ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/+|git@)[^/:]+[/:](?P<name>[\w.-]+/[\w.-]+?)(?:\.git)?/?$", re.I)
 RUNNER = "none"  # what `status` says of a run no process on this machine drives: GitHub's jobs drive it
+NOT_THE_API = "is GITHUB_API_URL the API's address (https://HOST/api/v3 on GitHub Enterprise Server)?"
 HEADER_REFUSED = "the credentials are no valid HTTP header value (a line break in the token?)"
 NO_CREDENTIALS = (
     "no GitHub credentials: set the App's (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, as for the service) "
@@ -86,6 +88,9 @@ def plainly(name: str) -> Iterator[None]:
         raise InterlockError(f"GitHub could not read {name}'s state branch: {exc}") from None
     except (GitHubException, httpx.HTTPError) as exc:
         raise InterlockError(f"cannot reach GitHub for {name}: {transport_problem(exc)}") from None
+    except (json.JSONDecodeError, ValidationError) as exc:  # a proxy's page, or JSON that is no answer of GitHub's
+        kind = type(exc).__name__
+        raise InterlockError(f"the answer for {name} is not GitHub's API: {NOT_THE_API} ({kind})") from None
 
 
 def transport_problem(exc: Exception) -> str:

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from app.cli_remote import HEADER_REFUSED
+from app.cli_remote import HEADER_REFUSED, NOT_THE_API
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
 
@@ -49,3 +53,41 @@ def test_a_token_that_is_no_header_value_is_never_shown(served: str) -> None:
     said = error_line("status", "issue-1", "--repo", REPO, GITHUB_TOKEN=token, GITHUB_API_URL=served)
     assert "sekrit" not in said
     assert said == f"error: cannot reach GitHub for {REPO}: {HEADER_REFUSED}"
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [("<html>Sign in</html>", "text/html"), ("{}", "application/json"), ('{"data": 5}', "application/json")],
+)
+def test_an_answer_that_is_not_githubs_api_is_one_line_and_exit_2(body: str, kind: str) -> None:
+    # issue 14, item 5: a proxy's page or a wrong GITHUB_API_URL answers 200 with something else: one line, and
+    # never blamed on the run's record
+    with answering(body, kind) as url:
+        said = error_line("status", "issue-1", "--repo", REPO, GITHUB_TOKEN="t", GITHUB_API_URL=url)
+    assert said.startswith(f"error: the answer for {REPO} is not GitHub's API: {NOT_THE_API} ("), said
+
+
+@contextmanager
+def answering(body: str, kind: str) -> Iterator[str]:
+    """A server on loopback answering ``body`` with 200 to every request, as a proxy's sign-in page does."""
+
+    class Answer(BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", kind)
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        do_GET = do_POST = answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
