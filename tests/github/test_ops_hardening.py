@@ -9,9 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
 from app.cli_remote import HEADER_REFUSED, NOT_THE_API
+from app.github import usage
+from app.webhooks.api_metrics import ApiMetrics
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
 
@@ -91,3 +94,13 @@ def answering(body: str, kind: str) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("remaining", ["\u00b2", "\u0663", "-1", "12 ", ""])
+def test_an_odd_rate_limit_header_fails_no_call_and_shows_nothing(remaining: str) -> None:
+    # SPEC W6: watching a call must never fail it; a header that is no plain count is no sample
+    metrics = ApiMetrics()
+    request = httpx.Request("GET", "https://api.github.com/repos/octo/app/issues/7")
+    headers = [(b"x-ratelimit-remaining", remaining.encode("latin-1", "replace"))]
+    usage.hook("7")(httpx.Response(200, headers=headers, request=request))
+    assert metrics.remaining == {} and metrics.calls == {("GET", "repos/issues"): 1}
