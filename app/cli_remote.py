@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Annotated
 import httpx
 import typer
 from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
+from pydantic import ValidationError
 
 from app.cli_config import app_installation
 from app.cli_doctor import REPOSITORY_NAME
@@ -35,7 +37,11 @@ Reported = Annotated[
     Path, typer.Option("--repo", help="The git repository (default: the current folder), or OWNER/NAME on GitHub.")
 ]
 TOKENS = ("GITHUB_TOKEN", "GH_TOKEN")
+# a repository's web or clone address, as people paste it (typer's Path has already folded `//` to `/`)
+ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/+|git@)[^/:]+[/:](?P<name>[\w.-]+/[\w.-]+?)(?:\.git)?/?$", re.I)
 RUNNER = "none"  # what `status` says of a run no process on this machine drives: GitHub's jobs drive it
+NOT_THE_API = "is GITHUB_API_URL the API's address (https://HOST/api/v3 on GitHub Enterprise Server)?"
+HEADER_REFUSED = "the credentials are no valid HTTP header value (a line break in the token?)"
 NO_CREDENTIALS = (
     "no GitHub credentials: set the App's (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, as for the service) "
     "or a token (GITHUB_TOKEN or GH_TOKEN) that can read the repository"
@@ -45,6 +51,8 @@ NO_CREDENTIALS = (
 def github_repository(repo: Path) -> str | None:
     """``OWNER/NAME`` when ``--repo`` names no folder but a repository on GitHub, as ``interlock doctor`` reads it;
     ``None``: a local report."""
+    if not repo.exists() and (address := ADDRESS.match(str(repo))):
+        raise InterlockError(f"--repo takes a folder or OWNER/NAME, not an address: --repo {address['name']}")
     if repo.exists() or not REPOSITORY_NAME.match(str(repo)):
         return None
     typer.echo(f"(--repo {repo} is not a folder: reading the GitHub repository {repo})", err=True)
@@ -79,7 +87,17 @@ def plainly(name: str) -> Iterator[None]:
     except GraphQLFailed as exc:
         raise InterlockError(f"GitHub could not read {name}'s state branch: {exc}") from None
     except (GitHubException, httpx.HTTPError) as exc:
-        raise InterlockError(f"cannot reach GitHub for {name}: {exc}") from None
+        raise InterlockError(f"cannot reach GitHub for {name}: {transport_problem(exc)}") from None
+    except (json.JSONDecodeError, ValidationError) as exc:  # a proxy's page, or JSON that is no answer of GitHub's
+        kind = type(exc).__name__
+        raise InterlockError(f"the answer for {name} is not GitHub's API: {NOT_THE_API} ({kind})") from None
+
+
+def transport_problem(exc: Exception) -> str:
+    """What went wrong on the way to GitHub; never a refused header, which the HTTP client quotes whole, the
+    credentials in it (``Illegal header value b'token ...'``)."""
+    said = str(exc)
+    return HEADER_REFUSED if "header" in said.lower() else said
 
 
 def refused(name: str, status: int, said: str) -> str:

@@ -9,6 +9,7 @@ agent CLIs and HTTP APIs, so a scripted agent is a short shell script.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -119,11 +120,20 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
             cost_usd=_cost(data.get("cost_usd", 0.0)),
             estimated=bool(data.get("estimated", False)),
         )
+        if not all(math.isfinite(figure) and figure >= 0 for figure in figures(usage)):
+            raise ValueError("a figure is negative or not a finite number")
         model = data.get("model") if isinstance(data.get("model"), str) else None
         session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
         return usage, model, session, ""
     except (ValueError, TypeError, OverflowError, RecursionError, UnicodeDecodeError) as exc:
         return Usage(), None, None, f"usage file ignored: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def figures(usage: Usage) -> list[float]:
+    """The figures a budget charges and metrics count: none may be negative (it would lower the charge and run a
+    counter backwards) or NaN (saved as ``null``, it leaves a record no one can load)."""
+    cost = [] if usage.cost_usd is None else [usage.cost_usd]
+    return [usage.calls, usage.input_tokens, usage.output_tokens, *cost]
 
 
 def _cost(value: Any) -> float | None:

@@ -14,6 +14,7 @@ from app.engine.record import DECISION_WINDOW, Choice, Decision, Reason, Run
 from app.engine.transition import Transition
 
 OUTCOME_HEADING = "## Outcome"
+NAME_LENGTH = 64  # GitHub logins are at most 39 characters; a local `$USER` is cut here
 
 
 def open_decision(t: Transition, reason: Reason) -> None:
@@ -46,9 +47,16 @@ def close_decision(t: Transition, choice: Choice, taken: str, by: str) -> None:
     decision = open_decision_of(t.run)
     if decision is None:
         return
-    decided = decision.but(choice=choice, taken=taken, by=by or "a person", decided_at=t.at)
+    decided = decision.but(choice=choice, taken=taken, by=one_name(by) or "a person", decided_at=t.at)
     t.run.decisions = [*t.run.decisions[:-1], decided]
     t.emit(PostMessage(MessageKind.DECIDED, outcome_text(decided)))
+
+
+def one_name(by: str) -> str:
+    """Who decided, as one short run of printable words: ``$USER`` is anyone's to set, and a newline in it would
+    forge lines (another ``## Outcome``) in the decision file, the issue's comment and the journey."""
+    printable = "".join(c if c.isprintable() else " " for c in by)
+    return " ".join(printable.split())[:NAME_LENGTH].strip()
 
 
 def newest_decided(run: Run) -> Decision | None:

@@ -89,7 +89,7 @@ def hook(installation: str) -> Callable[[httpx.Response], None]:
             installation,
             request.method if request.method in METHODS else "OTHER",
             kind_of(request.url.path),
-            int(remaining) if remaining.isdigit() else None,
+            int(remaining) if remaining.isascii() and remaining.isdigit() else None,  # "²" is a digit to isdigit
             response.headers.get("x-ratelimit-resource", "core"),
         )
         with _lock:

@@ -9,9 +9,11 @@ nothing here writes.
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from app.engine.record import Run
-from app.store.github import GitHubStore
-from app.store.journal import graph_path
+from app.store.github import GitHubStore, StateFileUnreadable
+from app.store.journal import graph_path, record_path
 
 
 class GitHubStateReader(GitHubStore):
@@ -20,8 +22,16 @@ class GitHubStateReader(GitHubStore):
     at: str | None = None
 
     def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
-        """The record, with its graph read in the same call (a status needs it)."""
-        run = super().load(run_id, (graph_path(run_id), *also))
+        """The record, with its graph read in the same call (a status needs it). A record that is not one (anyone
+        with push access can rewrite the branch) is one line naming its file, not pydantic's report."""
+        try:
+            run = super().load(run_id, (graph_path(run_id), *also))
+        except ValidationError as exc:
+            if exc.title != Run.__name__:  # the API's answer, not the record (app/cli_remote.py says so)
+                raise
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "the file"
+            raise StateFileUnreadable(record_path(run_id), f"{where}: {problem['msg']}") from None
         self.at = self.heads[run_id]
         return run
 
