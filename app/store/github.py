@@ -68,7 +68,11 @@ class GitHubStore:
         self.fetched = {
             path: text.encode("utf-8") if text is not None else None for path, text in snapshot.files.items()
         }
-        return Run.from_journal(record)
+        try:
+            return Run.from_journal(record)
+        except ValidationError as exc:  # a record edited by hand or cut short: reported, never overwritten
+            reason = f"not a run record ({exc.error_count()} problem(s): {first_problem(exc)})"
+            raise StateFileUnreadable(paths[0], reason, snapshot.head) from None
 
     def find(self, run_id: str) -> Run | None:
         try:

@@ -27,6 +27,8 @@ from starlette.concurrency import run_in_threadpool
 
 from app.github.config import ConfigInvalid
 from app.redact import Redactor
+from app.store.github import StateFileUnreadable
+from app.store.journal import STATE_BRANCH
 from app.webhooks.delivery import Delivery, MalformedDelivery
 from app.webhooks.metrics import UNVERIFIED, Metrics
 from app.webhooks.router import Outcome, Router
@@ -139,6 +141,11 @@ def create_app(
             detail = Redactor().text(str(exc))
             log.warning("refused %s: %s", delivery.describe(), detail.encode("unicode_escape").decode("ascii"))
             error = {"delivery": delivery_id, "error": "repository configuration invalid", "detail": detail}
+            return answer(422, error, label, started)
+        except StateFileUnreadable as exc:  # a run record broken by hand: a person restores it, then redelivers
+            detail = Redactor().text(f"{exc}. Restore it from `git log {STATE_BRANCH} -- {exc.path}`, then redeliver.")
+            log.warning("refused %s: %s", delivery.describe(), detail.encode("unicode_escape").decode("ascii"))
+            error = {"delivery": delivery_id, "error": "state file unreadable", "detail": detail}
             return answer(422, error, label, started)
         except TimeoutError:
             log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())

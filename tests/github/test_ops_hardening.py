@@ -11,12 +11,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from app.cli_remote import HEADER_REFUSED, NOT_THE_API
 from app.github import usage
 from app.webhooks.api_metrics import ApiMetrics
-from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
+from app.webhooks.router import Outcome
+from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.settings import ServiceSettings
+from tests.github.test_flows import REPO, World, example, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
+from tests.helpers import ROOT
+from tests.webhooks.conftest import settings, signed  # noqa: F401 - fixture
 
 
 def error_line(*args: str, **env: str) -> str:
@@ -104,3 +110,34 @@ def test_an_odd_rate_limit_header_fails_no_call_and_shows_nothing(remaining: str
     headers = [(b"x-ratelimit-remaining", remaining.encode("latin-1", "replace"))]
     usage.hook("7")(httpx.Response(200, headers=headers, request=request))
     assert metrics.remaining == {} and metrics.calls == {("GET", "repos/issues"): 1}
+
+
+def test_a_damaged_run_record_is_a_422_that_says_how_to_fix_it_never_a_5xx(
+    world: World, settings: ServiceSettings
+) -> None:
+    # SPEC J1 and the README's "bad input": a record broken by hand on the state branch stops the deliveries of
+    # its run with a 422 naming the file and the fix (never "handler failed; redeliver"), the file left as it is;
+    # once a person restores it, the redelivery goes on
+    _, issue = world.label()
+    path = f"runs/issue-{issue}.json"
+    good = world.fake.files_at(REPO, "interlock/state")[path]
+    world.fake.commit_file(REPO, "interlock/state", path, good[: len(good) // 2])  # cut short
+    payload = example("issue_comment", "created.payload.json")
+    payload["issue"] = {**payload["issue"], "number": issue}
+    payload["comment"] = {**payload["comment"], "body": "/interlock stop"}
+    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
+    body, headers = signed("issue_comment", payload, delivery="stop-1")
+    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
+    detail = response.json().get("detail", "")
+    assert response.status_code == 422, response.text
+    assert f"{path} on the state branch cannot be read: not a run record" in detail
+    assert f"`git log interlock/state -- {path}`" in detail
+    assert world.fake.files_at(REPO, "interlock/state")[path] == good[: len(good) // 2]  # left as it is
+    world.fake.commit_file(REPO, "interlock/state", path, good)  # a person restores it
+    assert world.deliver("issue_comment", payload, delivery="stop-1") is Outcome.HANDLED
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert (
+        "422 also for a run record on `interlock/state` that is no run record (edited by hand, cut short: the answer "
+        "names the file and how to restore it from the branch's history; the file is left as it is), 5xx only when "
+        "GitHub or saving failed." in text
+    )
