@@ -21,7 +21,7 @@ MAX_NODES = 60
 MAX_EDGES = 240
 BOX_W, LINE_H, PAD, H_GAP, V_GAP, LANE = 190, 16, 8, 30, 56, 22
 MAX_CHARS, MAX_VERDICT = 26, 22
-START_R = 14
+START_R = 18
 # characters XML 1.0 does not allow in a document: shown as the replacement character
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 FILL = {"current": ("#fff8c5", "#9a6700", 4), "gate": ("#ffffff", "#8250df", 3), "plain": ("#ffffff", "#57606a", 1)}
@@ -119,7 +119,7 @@ def _lines(node: Node, visits: Mapping[str, int] | None, clean: Callable[[str], 
     if node.decides:
         found.append("decide")
     if node.human_gate:
-        found.append("\U0001f512 human gate")
+        found.append("human gate")  # a word: an emoji needs a font the viewer may lack
     if visits is not None:
         found.append(f"visits {visits.get(node.stage, 0)}/{node.max_visits}")
     return found

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import httpx
@@ -20,6 +20,7 @@ from githubkit.exception import GitHubException
 from pydantic import ValidationError
 
 from app.engine.errors import GraphInvalid
+from app.engine.graph import Graph
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import FINAL, Run, Status
 from app.github.client import GitHubApp, GitHubError, Installation
@@ -130,13 +131,25 @@ def board_rows(
     return rows, notes
 
 
-def picture(api: Installation, repo: str, run: Run) -> str:
-    """The Mermaid source of the run's stored graph with its current node and visits (SPEC W4), or why not."""
+@dataclass(frozen=True)
+class Picture:
+    """A run's graph as the board shows it: the graph to draw as SVG (``None`` when it cannot be read, then
+    ``source`` says why) with its current stage and visits, and its Mermaid source. The page draws the SVG, so
+    that every text in it passes the page's redactor."""
+
+    source: str
+    graph: Graph | None = None
+    current: str | None = None
+    visits: Mapping[str, int] = field(default_factory=dict)
+
+
+def picture(api: Installation, repo: str, run: Run) -> Picture:
+    """The run's stored graph with its current node and visits (SPEC W4), or why it cannot be drawn."""
     try:
         graph = RunDriver(GitHubStore(api, repo)).graph_of(run)
     except (StoredGraphUnreadable, GraphInvalid, *UNREADABLE) as exc:
-        return f"%% the graph of run {run.id} cannot be drawn: {exc}"
-    return draw_mermaid(graph, run.stage, run.visits)
+        return Picture(f"%% the graph of run {run.id} cannot be drawn: {exc}")
+    return Picture(draw_mermaid(graph, run.stage, run.visits), graph, run.stage, run.visits)
 
 
 def origin_link(web_url: str, origin: str) -> str | None:

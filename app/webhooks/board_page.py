@@ -11,8 +11,9 @@ from html import escape
 from urllib.parse import urlencode
 
 from app.engine.record import Status
+from app.engine.svg import draw_svg
 from app.redact import Redactor
-from app.webhooks.board_data import Row, age, cost, origin_link
+from app.webhooks.board_data import Picture, Row, age, cost, origin_link
 
 REFRESH_S = 15
 FILTERS = ("state", "team", "repo")
@@ -21,6 +22,7 @@ body{font:14px system-ui,sans-serif;margin:1.5em;color:#1f2328}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d0d7de;padding:.35em .5em;text-align:left}
 th{background:#f6f8fa}tr.selected{background:#fff8c5}form.act{display:inline}form.filters{margin:1em 0}
 .note{color:#9a6700}.error{color:#cf222e}pre.mermaid{background:#f6f8fa;padding:1em;overflow:auto}
+div.graph{overflow:auto;max-width:100%}
 button{cursor:pointer}.state-failed,.state-escalated{color:#cf222e}.state-done{color:#1a7f37}
 """
 BUTTON = {"pause": "Pause", "resume": "Resume", "retry": "Retry", "cancel": "Cancel"}
@@ -38,7 +40,7 @@ class View:
     repos: list[str]
     chosen: dict[str, str]
     selected: str | None = None
-    picture: str | None = None
+    picture: Picture | None = None
     notes: tuple[str, ...] = ()
     message: str = ""
     redact: Callable[[str], str] = field(default_factory=lambda: Redactor().text)  # the service's one redactor
@@ -153,7 +155,11 @@ def _picture(view: View) -> str:
         return ""
     if view.picture is None:
         return f'<p class="error" id="picture">No run {escape(view.selected)} on the board.</p>'
+    source = f'<pre class="mermaid">{view.text(view.picture.source)}</pre>'
+    if view.picture.graph is None:  # the source says why it cannot be drawn
+        return f'<section id="picture"><h2>{escape(view.selected)}</h2>{source}</section>'
+    drawn = draw_svg(view.picture.graph, view.picture.current, view.picture.visits, clean=view.redact)
     return (
-        f'<section id="picture"><h2>{escape(view.selected)}</h2>'
-        f'<pre class="mermaid">{view.text(view.picture)}</pre></section>'
+        f'<section id="picture"><h2>{escape(view.selected)}</h2><div class="graph">{drawn}</div>'
+        f"<details><summary>Mermaid source</summary>{source}</details></section>"
     )

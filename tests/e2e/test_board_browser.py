@@ -228,11 +228,15 @@ def test_the_board_in_a_real_browser(
     job_done(fake, service, 1, "build")  # the mission returns: the stop takes effect
     browser.get(board + "?run=octo/app:issue-1")
     assert "interrupted" in rows(browser)["octo/app:issue-1"].text
+    stages = browser.find_elements(By.CSS_SELECTOR, "#picture svg g.stage")  # the picture, drawn on the server
+    assert len(stages) >= 2 and browser.find_element(By.CSS_SELECTOR, "#picture svg g.stage.current").is_displayed()
+    assert browser.find_element(By.CSS_SELECTOR, "#picture svg").size["height"] > 100
+    browser.find_element(By.CSS_SELECTOR, "#picture details summary").click()  # the Mermaid source, folded away
     assert "flowchart TD" in browser.find_element(By.CSS_SELECTOR, "pre.mermaid").text
     dispatched = len(fake.dispatches)
     assert click(browser, "octo/app:issue-1", "resume") == "resume: done."
     assert state(fake)["status"] == "running" and len(fake.dispatches) == dispatched + 1
-    browser.save_screenshot(str(tmp_path / "board.png"))  # looked at by a person: the row, its buttons, the picture
+    browser.save_screenshot(str(tmp_path / "board.png"))
     assert (tmp_path / "board.png").stat().st_size > 10_000
     actions = [
         json.loads(text)

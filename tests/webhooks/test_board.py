@@ -5,6 +5,7 @@ actions and every way a forged request is refused. The same board in a real brow
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -25,6 +26,7 @@ from tests.github.test_flows import REPO, World, example
 from tests.helpers import GRAPHS
 
 SECRET_REPO = "octo/secret"
+SVG = "{http://www.w3.org/2000/svg}"
 EVIL = "<script>alert('x')</script> & more"
 
 
@@ -248,7 +250,34 @@ def test_filters_and_the_selected_runs_picture(site: Site) -> None:
     shown = site.client.get("/board", params={"run": "octo/app:issue-1"}).text
     assert '<pre class="mermaid">flowchart TD' in shown and "class s0 current" in shown and "visits 1/3" in shown
     assert 'class="selected"' in shown
+    # the picture drawn on the server as SVG, the Mermaid source below it
+    drawing = ET.fromstring(shown[shown.index("<svg") : shown.index("</svg>") + len("</svg>")])
+    boxes = {g.get("data-stage"): g for g in drawing.iter(f"{SVG}g") if "stage" in (g.get("class") or "").split()}
+    record = site.record()
+    assert record["visits"] and set(record["visits"]) <= set(boxes) and len(boxes) >= 2
+    assert "current" in (boxes[record["stage"]].get("class") or "") and "visits 1/3" in "".join(drawing.itertext())
+    assert shown.index("</svg>") < shown.index("<details><summary>Mermaid source</summary><pre")
     assert "No run" in site.client.get("/board", params={"run": "octo/app:issue-99"}).text
+
+
+def test_the_svg_picture_passes_the_pages_redactor_and_escapes_every_name() -> None:
+    # SPEC W4: a stage name is a person's text; a token in it is masked, markup in it is text
+    from app.engine.validate import parse_graph
+    from app.redact import Redactor
+    from app.webhooks.board_page import View, board_page
+    from tests.helpers import edge, graph, node
+
+    token = "ghp_" + "a" * 36
+    named = f"{EVIL} {token}"
+    drawn = parse_graph(graph([node(named)], [edge(named, "PASS", "__end__")], entry=named))
+    picture = board_data.Picture("flowchart TD", drawn, named, {named: 1})
+    view = View(
+        "alice", "c", "https://github.com", [], [], [], {}, "octo/app:issue-1", picture, redact=Redactor({}).text
+    )
+    shown = board_page(view)
+    drawing = shown[shown.index("<svg") : shown.index("</svg>") + len("</svg>")]
+    assert token not in shown and "[redacted]" in drawing and "&lt;script&gt;" in drawing
+    assert "<script" not in shown and ET.fromstring(drawing).find(f"{SVG}g[@class='stage current']") is not None
 
 
 def test_the_session_cookie_is_signed_expires_and_is_secure_over_https(site: Site) -> None:
