@@ -328,6 +328,8 @@ def test_the_readme_describes_the_board_as_it_is() -> None:
     assert "`/interlock stop`, `resume`, `retry` and `abandon`" in section
     assert "`runs/<run>/actions/<key>.json`" in section and "answered 409" in section
     assert "two API calls per repository" in section
+    assert "a picture drawn on the server as SVG" in section and "its Mermaid source is folded below it" in section
+    assert "the current stage highlighted" in section and "loops drawn as curves on the side" in section
     from app.webhooks.board_web import COMMANDS
 
     assert COMMANDS == {"pause": "stop", "resume": "resume", "retry": "retry", "cancel": "abandon"}
