@@ -22,6 +22,7 @@ Both JSON-lines presets read the output as it comes and pass the session id on t
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
@@ -282,13 +283,17 @@ def _json(text: str) -> Any:
 
 
 def _cost(result: dict[str, Any]) -> float | None:
-    """The cost Claude Code reports in its result; none reported is an unknown cost, not a free call."""
+    """The cost Claude Code reports in its result; none reported is an unknown cost, not a free call, and so is
+    one no budget can charge: negative (it would lower the charge) or not finite (NaN is saved as ``null``)."""
     for key in ("total_cost_usd", "cost_usd"):
         value = result.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            return float(value) if math.isfinite(value) and value >= 0 else None
     return None
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    """A reported count; a negative or non-finite one counts as none."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return max(int(value), 0)

@@ -338,6 +338,19 @@ def test_claude_result_without_a_cost_has_an_unknown_cost(fake_bin: Path, workdi
     assert outcome.usage.cost_usd is None
 
 
+@pytest.mark.parametrize("cost", ["-0.5", "Infinity", "NaN", "1e999"])
+def test_claude_a_cost_or_tokens_that_cannot_be_charged_are_unknown_never_a_negative_charge(
+    fake_bin: Path, workdir: Path, record_file: Path, cost: str
+) -> None:
+    # SPEC P2, P3: a negative cost would lower what the budget charges; NaN is saved as null and leaves a record no
+    # one can load; so such a figure is an unknown cost, and a negative token count is none
+    usage = '{"input_tokens": -900, "output_tokens": 12}'
+    result = f'{{"type": "result", "result": "Done.", "session_id": "s-1", "total_cost_usd": {cost}, "usage": {usage}}}'
+    outcome = ClaudeAgent().run(make_call(workdir, record_file, env={"FAKE_STDOUT": result}))
+    assert outcome.usage.cost_usd is None
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (0, 12)
+
+
 def test_claude_exiting_non_zero_is_failed_with_its_result_as_the_cause(
     fake_bin: Path, workdir: Path, record_file: Path
 ) -> None:
