@@ -120,13 +120,20 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
             cost_usd=_cost(data.get("cost_usd", 0.0)),
             estimated=bool(data.get("estimated", False)),
         )
-        if not all(math.isfinite(figure) and figure >= 0 for figure in figures(usage)):
+        if not all(chargeable(figure) for figure in figures(usage)):
             raise ValueError("a figure is negative or not a finite number")
         model = data.get("model") if isinstance(data.get("model"), str) else None
         session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
         return usage, model, session, ""
     except (ValueError, TypeError, OverflowError, RecursionError, UnicodeDecodeError) as exc:
         return Usage(), None, None, f"usage file ignored: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def chargeable(value: Any) -> bool:
+    """A usage figure a budget can charge and a metric count: a finite number, never below 0 (a negative one
+    would lower the charge and run a counter backwards; NaN is saved as ``null`` and leaves a record no one
+    can load). A bool is no number. The one rule for every figure an agent or a stored record reports."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def figures(usage: Usage) -> list[float]:

@@ -22,12 +22,11 @@ Both JSON-lines presets read the output as it comes and pass the session id on t
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
 
-from app.agents.base import NOT_ENFORCED, WRITE_TOOLS, AgentCall, tool_name
+from app.agents.base import NOT_ENFORCED, WRITE_TOOLS, AgentCall, chargeable, tool_name
 from app.agents.command import CommandAgent, LineReader, Parsed
 from app.agents.prices import PriceTable, price_table
 from app.engine.record import MissionKind, Usage
@@ -288,12 +287,10 @@ def _cost(result: dict[str, Any]) -> float | None:
     for key in ("total_cost_usd", "cost_usd"):
         value = result.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value) if math.isfinite(value) and value >= 0 else None
+            return float(value) if chargeable(value) else None
     return None
 
 
 def _int(value: Any) -> int:
     """A reported count; a negative or non-finite one counts as none."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return 0
-    return max(int(value), 0)
+    return int(value) if chargeable(value) else 0

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.agents.base import chargeable
 from app.engine.base import journal_adapter
 from app.engine.events import AdviceReturned, DecisionReturned, Event, GitState, MissionFinished
 from app.engine.record import MissionKind, MissionStatus, Run, Usage
@@ -115,7 +116,7 @@ def _usage(data: Any) -> Usage:
     fields = {
         name: given[name]
         for name in USAGE_FIELDS
-        if (isinstance(given.get(name), bool) if name == "estimated" else _figure(given.get(name)))
+        if (isinstance(given.get(name), bool) if name == "estimated" else chargeable(given.get(name)))
         or (name in UNKNOWN_ALLOWED and given.get(name, 0) is None)
     }
     adapter, kept = journal_adapter(Usage), {}
@@ -127,12 +128,6 @@ def _usage(data: Any) -> Usage:
         kept[name] = value
     usage: Usage = adapter.validate_python(kept)
     return usage
-
-
-def _figure(value: Any) -> bool:
-    """A usage figure a budget can charge: a finite number, never below 0 (NaN would be saved as ``null``
-    and leave a run no one can load; a negative cost would lower what the budget charges)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def _text(value: Any) -> str | None:
