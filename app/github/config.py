@@ -87,7 +87,9 @@ class RepoConfig(BaseModel):
         description="runs-on per capability (a label or a list of self-hosted labels); `default` for the rest",
     )
     board_issue: bool = Field(
-        False, description='keep a pinned "Interlock board" current; the board on the state branch is kept either way'
+        True,
+        description='keep a pinned "Interlock board" issue current (one more content-creating request a transition '
+        "whose table changed); `false` turns it off; the board on the state branch is kept either way",
     )
 
     @field_validator("base")

@@ -104,7 +104,10 @@ class FakeGitHub:
         self.redelivered: list[int] = []
         self.pulls: dict[int, dict[str, Any]] = {}
         self.reviews: dict[int, list[str]] = {}  # who reviewed a pull request
-        self.issues: list[dict[str, Any]] = []
+        self.issues: list[dict[str, Any]] = []  # every issue the App made, with its number in its repository
+        # repository -> the number its first made issue takes: the tests' runs start from octo/app's issues with
+        # small numbers, which a made issue (the board issue) must not take, as on GitHub
+        self.issue_numbers_from: dict[str, int] = {"octo/app": 1001}
         self.events: list[dict[str, Any]] = []
         # what `interlock doctor --github` reads: the app, its installation, the repository, labels, runners
         self.app_slug = "interlock-app"
@@ -385,25 +388,48 @@ class FakeGitHub:
         return httpx.Response(201, json={"number": int(number)})
 
     def _create_issue(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
-        self.issues.append({"repo": repo, **body})
-        number = len(self.issues)
+        number = max((i["number"] for i in self.issues if i["repo"] == repo), default=self.first_issue(repo) - 1) + 1
+        self.issues.append({"repo": repo, **body, "number": number})
         self.labels[(repo, number)] = list(body.get("labels") or [])  # labels named at creation are on it at once
         url = f"https://github.com/{repo}/issues/{number}"
-        return httpx.Response(201, json={"number": number, "html_url": url, "node_id": f"I_{number}"})
+        return httpx.Response(201, json={"number": number, "html_url": url, "node_id": f"I_{len(self.issues)}"})
+
+    @property
+    def filed(self) -> list[dict[str, Any]]:
+        """The issues made but the board issues (labelled ``interlock:board``): the requests and supervision
+        issues, in the order they were made."""
+        return [i for i in self.issues if "interlock:board" not in self.labels.get((i["repo"], i["number"]), [])]
+
+    def created_issue(self, repo: str, number: int) -> dict[str, Any] | None:
+        """The issue the App created as ``number`` in ``repo``, if it did."""
+        found = (i for i in self.issues if (i["repo"], i["number"]) == (repo, number) and not i.get("deleted"))
+        return next(found, None)
+
+    def delete_issue(self, repo: str, number: int) -> None:
+        """As an admin deletes an issue: GitHub answers 404 for it and never gives its number again."""
+        issue = self.created_issue(repo, number)
+        assert issue is not None, (repo, number)
+        issue["deleted"] = True
+
+    def first_issue(self, repo: str) -> int:
+        """GitHub numbers a repository's issues and pull requests together: in a repository whose issues the
+        recorded payloads name (``issue_numbers_from``), a made issue comes after them and never takes their number."""
+        return self.issue_numbers_from.get(repo, 1)
 
     def _get_issue(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
-        if not 0 < int(number) <= len(self.issues) or self.issues[int(number) - 1]["repo"] != repo:
+        issue = self.created_issue(repo, int(number))
+        if issue is None:
             return httpx.Response(404, json={"message": "Not Found"})
-        issue = self.issues[int(number) - 1]
         return httpx.Response(200, json={"number": int(number), "title": issue["title"], "body": issue.get("body")})
 
     def _edit_issue(self, request: httpx.Request, body: Any, repo: str, number: str) -> httpx.Response:
-        if not 0 < int(number) <= len(self.issues) or self.issues[int(number) - 1]["repo"] != repo:
+        issue = self.created_issue(repo, int(number))
+        if issue is None:
             return httpx.Response(404, json={"message": "Not Found"})
         if len(body.get("body") or "") > BODY_LIMIT:
             return too_long()
-        self.issues[int(number) - 1].update({key: body[key] for key in ("title", "body") if key in body})
-        return httpx.Response(200, json={"number": int(number), "body": self.issues[int(number) - 1].get("body")})
+        issue.update({key: body[key] for key in ("title", "body") if key in body})
+        return httpx.Response(200, json={"number": int(number), "body": issue.get("body")})
 
     def _list_issues(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         """The repository's issues carrying every label of ``labels``, newest first, as GitHub lists them."""
@@ -416,7 +442,7 @@ class FakeGitHub:
                 "state": "open",
                 "labels": [{"name": name} for name in self.labels.get((repo, number), [])],
             }
-            for number, issue in enumerate(self.issues, 1)
+            for number, issue in ((issue["number"], issue) for issue in self.issues if not issue.get("deleted"))
             if issue["repo"] == repo and all(name in self.labels.get((repo, number), []) for name in wanted)
         ]
         return httpx.Response(200, json=found[::-1])
@@ -442,12 +468,13 @@ class FakeGitHub:
 
     def _pin(self, node: str) -> httpx.Response:
         """GraphQL's ``pinIssue``: an error, as GitHub gives it, when ``pin_refusal`` says so (three are pinned)."""
-        number = int(node.removeprefix("I_")) if node.startswith("I_") else 0
-        if self.pin_refusal is not None or not 0 < number <= len(self.issues):
+        made = int(node.removeprefix("I_")) if node.startswith("I_") and node[2:].isdigit() else 0
+        pinned = self.issues[made - 1] if 0 < made <= len(self.issues) else None
+        if self.pin_refusal is not None or pinned is None:
             message = self.pin_refusal or f"Could not resolve to a node with the global id of '{node}'"
             return httpx.Response(200, json={"data": {"pinIssue": None}, "errors": [{"message": message}]})
-        self.pinned.append((self.issues[number - 1]["repo"], number))
-        return httpx.Response(200, json={"data": {"pinIssue": {"issue": {"number": number}}}})
+        self.pinned.append((pinned["repo"], pinned["number"]))
+        return httpx.Response(200, json={"data": {"pinIssue": {"issue": {"number": pinned["number"]}}}})
 
     def _snapshot(self, variables: dict[str, Any]) -> httpx.Response:
         repo = f"{variables['owner']}/{variables['name']}"

@@ -26,17 +26,13 @@ from tests.github.test_flows import (  # noqa: F401 - the fixtures
 )
 from tests.helpers import ROOT
 
-CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nboard_issue: true\n"
-OTHER = "octo/elsewhere"
+NO_BOARD = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nboard_issue: false\n"
 
 
 @pytest.fixture
 def board(world: World) -> World:
-    """The world with the board issue on; issues 1-9 exist in another repository, so that the board issue's number
-    (10) is none of the labelled issues' numbers."""
-    world.fake.commit_file(REPO, "main", ".github/interlock.yml", CONFIG)
-    shell.CONFIG_CACHE.clear()
-    world.fake.issues += [{"repo": OTHER, "title": f"other {n}", "body": ""} for n in range(1, 10)]
+    """The world as it is by default: the board issue is on without a word in the configuration."""
+    assert "board_issue" not in world.fake.files_at(REPO, "main").get(".github/interlock.yml", "")
     return world
 
 
@@ -59,9 +55,11 @@ def board_comment(world: World, body: str, user: str = "alice", delivery: str | 
 
 def board_issues(world: World) -> list[dict[str, Any]]:
     return [
-        {**issue, "number": number}
-        for number, issue in enumerate(world.fake.issues, 1)
-        if issue["repo"] == REPO and BOARD_LABEL in world.fake.labels.get((REPO, number), [])
+        issue
+        for issue in world.fake.issues
+        if issue["repo"] == REPO
+        and not issue.get("deleted")
+        and BOARD_LABEL in world.fake.labels.get((REPO, issue["number"]), [])
     ]
 
 
@@ -227,9 +225,10 @@ def test_a_board_issue_that_cannot_be_pinned_is_noted_and_the_delivery_goes_on(b
     assert len(board.fake.dispatches) == 1  # the run started all the same
 
 
-def test_without_board_issue_in_the_configuration_board_md_is_still_written(world: World) -> None:
+def test_board_issue_false_turns_the_issue_off_and_board_md_is_still_written(world: World) -> None:
     # the setting turns the issue off, never board.md
-    world.fake.issues += [{"repo": OTHER, "title": "other", "body": ""}]
+    world.fake.commit_file(REPO, "main", ".github/interlock.yml", NO_BOARD)
+    shell.CONFIG_CACHE.clear()
     label(world, 1)
     assert board_issues(world) == [] and world.fake.pinned == []
     assert "| issue-1 | #1 | (default) | small | build | running |" in state_file(world, "board.md")
@@ -253,7 +252,7 @@ def test_the_board_keeps_every_live_run_and_the_last_ended_ones() -> None:
 def test_a_deleted_board_issue_is_made_again_at_the_next_transition(board: World) -> None:
     label(board, 1)
     gone = board_issue(board)["number"]
-    board.fake.issues[gone - 1]["repo"] = OTHER  # GitHub answers 404 for it now, as for a deleted issue
+    board.fake.delete_issue(REPO, gone)  # GitHub answers 404 for it now
     assert board.job_done(1, 1, "build", "built it") is Outcome.HANDLED
     again = board_issue(board)
     assert again["number"] != gone and " | gate_wait | " in row(board, "issue-1")
@@ -264,8 +263,8 @@ def test_the_api_calls_of_the_board_are_what_the_readme_says() -> None:
     # issue 16: board.md costs no call; the board issue one call when its table changes (bench_github's figures)
     from tests.bench.bench_github import measure
 
-    assert [len(calls) for _, calls in measure()] == [21, 16, 9, 8, 7]  # with the check run (SPEC W5)
-    with_board = measure(board=True)
+    assert [len(calls) for _, calls in measure(board=False)] == [21, 16, 9, 8, 7]  # with the check run (SPEC W5)
+    with_board = measure()  # the board issue is on by default
     assert [len(calls) for _, calls in with_board] == [34, 17, 10, 9, 7, 22]
     edits = [
         [call for call in calls if re.fullmatch(r"PATCH /repos/octo/app/issues/\d+", call)] for _, calls in with_board
@@ -281,11 +280,12 @@ README_SENTENCES = [
     "started, updated, missions, cost) and `board.md`, a table rendered from it, on `interlock/state`, in the same "
     "commit as the run's record: they cost no API call.",
     "The board keeps every live run and the 20 runs that ended last.",
-    'With `board_issue: true` in `.github/interlock.yml`, the repository also gets one issue titled "Interlock '
-    "board\", labelled `interlock:board` and pinned, whose body is the table of its runs (a link to each run's "
-    "issue, team, graph, step, state, start time and cost) and how to act on them.",
-    "It is off by default, because each edit of it is one more content-creating request, of which GitHub allows an "
-    "App 80 a minute and 500 an hour.",
+    'The repository also gets one issue titled "Interlock board", labelled `interlock:board` and pinned, whose body '
+    "is the table of its runs (a link to each run's issue, team, graph, step, state, start time and cost) and how to "
+    "act on them.",
+    "It is on by default, since it is the board people can read on GitHub without the service; each edit of it is "
+    "one more content-creating request, of which GitHub allows an App 80 a minute and 500 an hour, so "
+    "`board_issue: false` in `.github/interlock.yml` turns it off (and `board.md` is still kept).",
     "Two first transitions at once make one issue: each claims the making in `board.json` with compare-and-swap of "
     "the state branch and only the winner makes it; a delivery that failed after making it finds it again by its "
     "label on redelivery.",
@@ -301,6 +301,7 @@ README_SENTENCES = [
     "id>)`), so `git log interlock/state` says who acted.",
     "The first run of a repository makes the issue with 13 calls more (two compare-and-swap writes of "
     "`board.json`, the search by label, the issue, its pin); afterwards a transition that changes the table costs "
-    "one call more, the issue's edit (a mission transition 9, a gate 17, a later run's start 22), and one that "
-    "changes nothing costs none (a `/interlock stop` of a run in flight: 7).",
+    "one call more, the issue's edit (a mission transition 9, a gate 17, a later run's start 22, against 8, 16 and "
+    "21 with `board_issue: false`), and one that changes nothing costs none (a `/interlock stop` of a run in "
+    "flight: 7).",
 ]

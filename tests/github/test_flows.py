@@ -510,7 +510,7 @@ def test_an_upstream_request_is_filed_and_its_closing_moves_the_run(world: World
     answer = "I need a lib change.\n```request\nocto/lib\nAdd retries\nThe API flakes.\n```\nVERDICT: NEEDS_UPSTREAM"
     world.job_done(issue, 1, "build", answer)
     assert world.run(issue).status is Status.AWAITING_UPSTREAM
-    filed = world.fake.issues[0]
+    filed = world.fake.filed[0]
     assert (filed["repo"], filed["title"]) == ("octo/lib", "Add retries") and "The API flakes." in filed["body"]
     assert world.run(issue).links["upstream"] == "octo/lib#1"  # SPEC GH9: the run names the request it filed
     world.fake.permissions[("octo/lib", "lib-maintainer")] = "write"

@@ -109,7 +109,7 @@ def waiting_upstream(settings: ServiceSettings, configured: str, closer: str) ->
         world.fake.permissions[("octo/lib", OTHER_BOT)] = "write"
     elif closer in RANK and closer != "none":
         world.fake.permissions[("octo/lib", USER)] = closer
-    return world, issue, world.fake.issues[0]["body"], login
+    return world, issue, world.fake.filed[0]["body"], login
 
 
 def may_close(configured: str, closer: str) -> bool:

@@ -73,7 +73,7 @@ def file_request(world: World, team: str = "") -> dict[str, Any]:
     world.label()
     world.job_done(1, 1, "build", NEEDS_LIB.format(team=f"team: {team}\n" if team else ""))
     assert world.run(1).status is Status.AWAITING_UPSTREAM
-    return world.fake.issues[-1]
+    return world.fake.filed[-1]
 
 
 def asks_upstream(world: World, delivery: str) -> Outcome:
@@ -99,7 +99,7 @@ def in_lib(payload: dict[str, Any]) -> dict[str, Any]:
 def lib_label(world: World, number: int, user: str = "lib-maintainer") -> Outcome:
     """A person of octo/lib labels the request issue with the trigger label (the issue as GitHub sends it)."""
     payload = in_lib(example("issues", "labeled.payload.json"))
-    filed = world.fake.issues[number - 1]
+    filed = world.fake.created_issue(LIB, number)
     labels = [*world.fake.labels[(LIB, number)], "feature-request"]
     payload["label"] = {**payload["label"], "name": "feature-request"}
     payload["sender"] = {**payload["sender"], "login": user, "type": "Bot" if user.endswith("[bot]") else "User"}
@@ -245,7 +245,7 @@ def test_a_redelivered_filing_files_and_starts_nothing_twice(world: World) -> No
     world.label()
     assert asks_upstream(world, "end-1") is Outcome.HANDLED and world.run(1).status is Status.AWAITING_UPSTREAM
     assert asks_upstream(world, "end-1") is Outcome.HANDLED
-    assert len(world.fake.issues) == 1 and dispatched(world, LIB) == ["issue-1/1"]
+    assert len(world.fake.filed) == 1 and dispatched(world, LIB) == ["issue-1/1"]
 
 
 def test_auto_accept_respects_the_teams_queue(world: World) -> None:
@@ -253,7 +253,7 @@ def test_auto_accept_respects_the_teams_queue(world: World) -> None:
     two_repositories(world, auto=True)
     assert lib_trigger(world, 50, "lib-maintainer") is Outcome.HANDLED and lib_run(world, 50).team == "intake"
     file_request(world)
-    number = len(world.fake.issues)
+    number = world.fake.filed[-1]["number"]
     assert lib_run(world, number) is None and request_labels(world, number) == ["request:accepted"]
     waiting = [c["body"] for c in world.fake.comments.values() if "Place in the queue: **1**" in c["body"]]
     assert len(waiting) == 1
@@ -299,7 +299,7 @@ def test_a_request_a_person_accepts_while_the_team_is_busy_is_labelled_accepted(
     two_repositories(world)
     assert lib_trigger(world, 50, "lib-maintainer") is Outcome.HANDLED and lib_run(world, 50).team == "intake"
     file_request(world)
-    number = len(world.fake.issues)
+    number = world.fake.filed[-1]["number"]
     assert lib_label(world, number) is Outcome.HANDLED
     assert lib_run(world, number) is None and request_labels(world, number) == ["request:accepted"]
 
@@ -379,7 +379,7 @@ def test_a_queued_request_closed_as_not_planned_leaves_the_queue(world: World) -
     two_repositories(world, auto=True)
     assert lib_trigger(world, 50, "lib-maintainer") is Outcome.HANDLED
     filed = file_request(world)
-    number = len(world.fake.issues)
+    number = world.fake.filed[-1]["number"]
     assert world.deliver("issues", upstream_closed(filed["body"], number, "not_planned")) is Outcome.HANDLED
     assert request_labels(world, number) == ["request:rejected"] and world.run(1).status is Status.ESCALATED
     abandon = in_lib(example("issue_comment", "created.payload.json"))
@@ -410,9 +410,11 @@ def test_requests_chain_across_three_repositories(world: World) -> None:
     needs_tools = "```request\nocto/tools\nAdd a timer\nFor retries.\n```\nVERDICT: NEEDS_UPSTREAM"
     assert lib_job(world, 1, needs_tools) is Outcome.HANDLED
     assert lib_run(world, 1).status is Status.AWAITING_UPSTREAM and request_labels(world, 1) == ["request:in_progress"]
-    assert request_labels(world, 2, TOOLS) == ["request:in_progress"] and "team:intake" in world.fake.labels[(TOOLS, 2)]
-    assert dispatched(world, TOOLS) == ["issue-2/1"]
-    assert lib_job(world, 2, "Timer added.\nVERDICT: PASS", repo=TOOLS) is Outcome.HANDLED
+    [tools] = [issue["number"] for issue in world.fake.filed if issue["repo"] == TOOLS]  # GitHub numbers per repository
+    assert request_labels(world, tools, TOOLS) == ["request:in_progress"]
+    assert "team:intake" in world.fake.labels[(TOOLS, tools)]
+    assert dispatched(world, TOOLS) == [f"issue-{tools}/1"]
+    assert lib_job(world, tools, "Timer added.\nVERDICT: PASS", repo=TOOLS) is Outcome.HANDLED
     assert dispatched(world, LIB) == ["issue-1/1", "issue-1/2"] and world.run(1).status is Status.AWAITING_UPSTREAM
     assert "Timer added." in lib_run(world, 1).context.preamble[-1].text
     assert lib_job(world, 1, "Retries use the timer.\nVERDICT: PASS", seq=2) is Outcome.HANDLED
@@ -432,4 +434,4 @@ def test_a_filing_whose_note_failed_files_no_second_request_on_redelivery(world:
     world.fake.faults.clear()
     assert asks_upstream(world, "end-1") is Outcome.HANDLED
     notes = [c["body"] for c in world.fake.comments.values() if "Filed the upstream" in c["body"]]
-    assert len(world.fake.issues) == 1 and len(notes) == 1 and dispatched(world, LIB) == ["issue-1/1"]
+    assert len(world.fake.filed) == 1 and len(notes) == 1 and dispatched(world, LIB) == ["issue-1/1"]

@@ -33,7 +33,15 @@ from tests.github.test_requests import (
     request_labels,
     two_repositories,
 )
-from tests.github.test_supervision import ENDED, TEAMS, end_a_core_run, main_head, request, supervision_issues
+from tests.github.test_supervision import (
+    ENDED,
+    TEAMS,
+    end_a_core_run,
+    main_head,
+    numbered_from_one,  # noqa: F401 - fixture
+    request,
+    supervision_issues,
+)
 from tests.github.test_team_queue import configure, label_payload, run_of, said
 from tests.helpers import ROOT
 
@@ -60,7 +68,7 @@ def test_a_request_an_auto_accepting_team_files_to_itself_does_not_deadlock(worl
     world.job_done(7, 1, "build", NEEDS_SELF)
     run = run_of(world, 7)
     assert run.status is Status.ESCALATED and run.reason.code is ReasonCode.UPSTREAM_CYCLE
-    assert [issue["title"] for issue in world.fake.issues if issue["title"] == "Add a helper"] == []
+    assert [issue["title"] for issue in world.fake.filed if issue["title"] == "Add a helper"] == []
     assert any("Interlock refused to file the request" in text and f"{REPO}:intake" in text for text in said(world, 7))
 
 
@@ -70,14 +78,15 @@ def test_a_request_back_to_a_team_waiting_in_its_chain_is_refused(world: World) 
     # request's marker; the second request is not filed and lib's run escalates with upstream_cycle
     two_repositories(world, auto=True, config=LIB_CONFIG + "upstream: [octo/app]\n")
     file_request(world)
-    assert "chain=octo/app:" in world.fake.issues[-1]["body"]
+    assert "chain=octo/app:" in world.fake.filed[-1]["body"]
     assert lib_job(world, 1, NEEDS_APP) is Outcome.HANDLED
     upstream = lib_run(world, 1)
     assert upstream.status is Status.ESCALATED and upstream.reason.code is ReasonCode.UPSTREAM_CYCLE
-    assert [issue for issue in world.fake.issues if issue["title"] == "Add a hook"] == []
+    assert [issue for issue in world.fake.filed if issue["title"] == "Add a hook"] == []
     assert world.run(1).status is Status.AWAITING_UPSTREAM
 
 
+@pytest.mark.usefixtures("numbered_from_one")
 def test_a_supervision_request_to_its_own_repository_goes_to_the_team_it_supervises(world: World) -> None:
     # SPEC U6, U3: team watch supervises core and itself accepts requests; its request naming no team goes to core,
     # the supervised team (to watch itself it would be a cycle, refused)
@@ -85,7 +94,8 @@ def test_a_supervision_request_to_its_own_repository_goes_to_the_team_it_supervi
     configure(world, accepting.format(n=1))
     end_a_core_run(world)
     world.job_done(1, 1, "observe", request(f"Finding: README.md:1@{main_head(world)}"))
-    filed, number = world.fake.issues[-1], len(world.fake.issues)
+    filed = world.fake.filed[-1]
+    number = filed["number"]
     assert filed["title"] == "Cache the graph" and "team:core" in world.fake.labels[(REPO, number)]
     assert run_of(world, 1).status is Status.AWAITING_UPSTREAM
 
@@ -101,11 +111,11 @@ def test_a_github_failure_while_filing_a_request_is_retried_by_the_redelivery(
     world.fake.fail("POST", f"/repos/{LIB}/issues", status, times=10)
     with pytest.raises(Exception, match=error):
         asks_upstream(world, "end-1")
-    assert not [issue for issue in world.fake.issues if issue["repo"] == LIB]
+    assert not [issue for issue in world.fake.filed if issue["repo"] == LIB]
     world.fake.faults.clear()
     asks_upstream(world, "end-1")
     run = world.run(1)
-    assert len([issue for issue in world.fake.issues if issue["repo"] == LIB]) == 1, "one request was filed"
+    assert len([issue for issue in world.fake.filed if issue["repo"] == LIB]) == 1, "one request was filed"
     assert run.upstream.id is not None and run.status is Status.AWAITING_UPSTREAM
 
 
@@ -150,7 +160,7 @@ def test_a_marker_copied_into_a_title_does_not_make_the_supervision_issue_a_requ
     world.job_done(ENDED, 2, "review", "Looks right.\nVERDICT: PASS")
     world.deliver("pull_request", merged_payload(f"interlock/issue-{ENDED}"), delivery="merged")
     [opened] = supervision_issues(world)
-    number = world.fake.issues.index(opened) + 1
+    number = opened["number"]
     assert run_of(world, number).supervision
     assert request_labels(world, number, REPO) == []
 
@@ -172,7 +182,7 @@ def test_two_replicas_handling_one_filing_file_one_request(world: World, monkeyp
 
     monkeypatch.setattr(Installation, "create_issue", replica_b_in_between)
     assert asks_upstream(world, "end-1") is Outcome.HANDLED and raced == [Outcome.HANDLED]
-    filed = [number for number, issue in enumerate(world.fake.issues, 1) if issue["repo"] == LIB]
+    filed = [issue["number"] for issue in world.fake.filed if issue["repo"] == LIB]
     assert filed == [1], f"requests {filed}; the run waits on {world.run(1).links.get('upstream')}"
 
 
@@ -184,7 +194,7 @@ def test_a_close_by_someone_without_permission_leaves_a_queued_request_in_line(w
     world.fake.permissions[(LIB, "triager")] = "triage"
     assert lib_trigger(world, 50, "lib-maintainer") is Outcome.HANDLED
     filed = file_request(world)
-    number = len(world.fake.issues)
+    number = world.fake.filed[-1]["number"]
     assert lib_queue(world) == [number]
     closed = upstream_closed(filed["body"], number, "not_planned", closer="triager")
     assert world.deliver("issues", closed) is Outcome.IGNORED

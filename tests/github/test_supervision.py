@@ -28,6 +28,7 @@ from tests.helpers import ROOT
 TEAMS = """base: develop
 default_graph: small
 gatekeepers: [carol]
+board_issue: false
 teams:
   core:
     concurrency: 2
@@ -35,7 +36,14 @@ teams:
     onRunEnd: supervision
     concurrency: {n}
 """
-ENDED = 7  # the supervised issue; the stand-in numbers the issues the App opens from 1
+ENDED = 7  # the supervised issue; the stand-in numbers the issues the App opens from 1 here (``numbered_from_one``)
+
+
+@pytest.fixture(autouse=True)
+def numbered_from_one(world: World) -> None:
+    """The supervision issue is the first the App opens, #1 (the board issue, which would come first, is off in
+    ``TEAMS``: tests/github/test_board_issue.py covers it), so that these tests can name the supervising run."""
+    world.fake.issue_numbers_from[REPO] = 1
 
 
 def end_a_core_run(world: World, issue: int = ENDED) -> None:
@@ -49,7 +57,7 @@ def end_a_core_run(world: World, issue: int = ENDED) -> None:
 
 
 def supervision_issues(world: World) -> list[dict[str, Any]]:
-    return [issue for issue in world.fake.issues if issue["title"].startswith("Supervision of run")]
+    return [issue for issue in world.fake.filed if issue["title"].startswith("Supervision of run")]
 
 
 def order(world: World, issue: int, name: str) -> dict[str, Any]:
@@ -107,7 +115,7 @@ def test_a_supervision_run_files_a_request_citing_findings(world: World) -> None
     sha = main_head(world)
     answer = request(f"Finding: README.md:1@{sha}", f"Finding: run issue-{ENDED} mission 2", f"Finding: commit {sha}")
     world.job_done(1, 1, "observe", answer)
-    filed = world.fake.issues[-1]
+    filed = world.fake.filed[-1]
     assert filed["title"] == "Cache the graph" and f"Finding: run issue-{ENDED} mission 2" in filed["body"]
     assert run_of(world, 1).status is Status.AWAITING_UPSTREAM  # the supervised repository is no `upstream:` entry
 
@@ -127,7 +135,7 @@ def test_a_request_citing_what_does_not_exist_is_refused(world: World, finding: 
     configure(world, TEAMS.format(n=1))
     end_a_core_run(world)
     world.job_done(1, 1, "observe", request("Finding: " + finding.format(sha=main_head(world))))
-    assert supervision_issues(world) == world.fake.issues  # nothing but the supervision issue
+    assert supervision_issues(world) == world.fake.filed  # nothing but the supervision issue
     supervisor = run_of(world, 1)
     assert supervisor.status is Status.ESCALATED and supervisor.reason.code is ReasonCode.CITATION_NOT_FOUND
     assert any("Interlock refused to file the request" in text and why in text for text in said(world, 1))
@@ -140,7 +148,7 @@ def test_a_request_without_a_citation_is_reasked_then_escalated_and_never_filed(
     world.job_done(1, 1, "observe", request("Trust me, it is slow."))
     assert order(world, 1, "0002-observe.json")["kind"] == "reask" and run_of(world, 1).status is Status.RUNNING
     world.job_done(1, 2, "observe", request("Finding: it is slow"))
-    assert supervision_issues(world) == world.fake.issues
+    assert supervision_issues(world) == world.fake.filed
     supervisor = run_of(world, 1)
     assert supervisor.status is Status.ESCALATED and supervisor.reason.code is ReasonCode.CITATION_MISSING
 

@@ -15,7 +15,15 @@ from app.github.client import Installation
 from app.webhooks import supervision
 from app.webhooks.router import Outcome
 from tests.github.test_flows import REPO, World, merged_payload, world  # noqa: F401 - fixture
-from tests.github.test_supervision import ENDED, TEAMS, end_a_core_run, main_head, request, supervision_issues
+from tests.github.test_supervision import (
+    ENDED,
+    TEAMS,
+    end_a_core_run,
+    main_head,
+    numbered_from_one,  # noqa: F401 - fixture
+    request,
+    supervision_issues,
+)
 from tests.github.test_team_queue import configure, label_payload, run_of
 from tests.helpers import ROOT
 

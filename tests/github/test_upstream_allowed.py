@@ -33,7 +33,7 @@ def test_a_request_to_a_repository_outside_the_list_escalates_and_files_nothing(
     _, issue = world.label()
     world.job_done(issue, 1, "build", ANSWER.format(target="octo/secrets"))
     run = world.run(issue)
-    assert world.fake.issues == [] and run.upstream is None
+    assert world.fake.filed == [] and run.upstream is None
     assert run.status is Status.ESCALATED and run.reason.code is ReasonCode.UPSTREAM_NOT_ALLOWED  # type: ignore[union-attr]
     said = [c["body"] for c in world.fake.comments.values() if "upstream_not_allowed" in c["body"]]
     assert said and "'octo/secrets'" in said[0]
@@ -45,7 +45,7 @@ def test_an_owner_wildcard_allows_every_repository_of_the_owner(world: World) ->
     _, issue = world.label()
     world.job_done(issue, 1, "build", ANSWER.format(target="octo/lib"))
     assert world.run(issue).status is Status.AWAITING_UPSTREAM
-    assert [filed["repo"] for filed in world.fake.issues] == ["octo/lib"]
+    assert [filed["repo"] for filed in world.fake.filed] == ["octo/lib"]
 
 
 @pytest.mark.parametrize("entry", ["octo", "'*/*'", "octo/lib/x", "https://github.com/octo/lib", "octo/..", "''"])

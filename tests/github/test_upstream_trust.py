@@ -26,7 +26,7 @@ def waiting(settings: ServiceSettings) -> Iterator[tuple[World, int, str]]:
     world.job_done(issue, 1, "build", NEEDS_LIB)
     assert world.run(issue).status is Status.AWAITING_UPSTREAM
     world.fake.permissions.update({("octo/lib", "lib-maintainer"): "write", ("octo/lib", "passer-by"): "read"})
-    yield world, issue, world.fake.issues[0]["body"]
+    yield world, issue, world.fake.filed[0]["body"]
     assert world.fake.problems == []
 
 
