@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from app.engine import events as ev
-from app.engine.decision import render_decision
+from app.engine.decision import RAISE, render_decision
 from app.engine.effects import AskDecision, DispatchMission, Escalate, MessageKind, PostMessage
 from app.engine.errors import EventRejected
-from app.engine.raises import RaiseInvalid, parse_raise
+from app.engine.raises import LIMITS, RAISE_WINDOW, RaiseInvalid, parse_raise
 from app.engine.record import Category, Choice, MissionKind, ReasonCode, Run, Status, Usage
+from app.local.reports import money_report
 from tests.engine.driver import Driver, loop_graph
-from tests.helpers import edge, graph, node
+from tests.helpers import ROOT, edge, graph, node
 
 
 def out_of_calls(max_calls: int = 3) -> Driver:
@@ -188,3 +189,30 @@ def test_the_decision_file_offers_no_raise_when_a_price_is_missing() -> None:
     assert d.run.held is not None and d.run.held.limit == ""
     text = render_decision(d.run, d.graph)
     assert "raise budget" not in text and "give the model a price" in text
+
+
+def test_the_readme_says_what_a_budget_stop_and_a_raise_do() -> None:
+    # SPEC P5: every sentence of "Budgets that pause" names what the engine does, in its own words
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    d = out_of_calls()
+    calls_figures = d.run.reason.message.split(":")[0]  # type: ignore[union-attr]
+    assert f"`{calls_figures}`" in readme
+    units = Driver(loop_graph(policy={"maxUnits": 5, "unitCosts": {"review": 3}}))
+    while units.run.status is Status.RUNNING:
+        units.finish("VERDICT: FAIL" if units.run.stage == "review" else "done")
+    assert f"`{units.run.reason.message.split(':')[0]}`" in readme  # type: ignore[union-attr]
+    decision = d.of(Escalate)[0].decision
+    for command in ("interlock budget RUN calls=+3", "/interlock budget calls=+3"):
+        assert f"`{command.replace('RUN', d.run.id)}`" in decision and f"`{command}`" in readme
+    assert "and recommends it once a result was accepted" in readme and d.run.decisions[-1].recommended == RAISE
+    d.apply(ev.BudgetRaised, by="alice", amounts={"calls": 3})
+    raised = d.run.ledger.json_data()
+    assert set(raised["raises"][0]) == {"by", "at", "stage", "amounts"} and "raise_count" in raised
+    assert f"(`ledger.raises`: `by`, `at`, `stage`, `amounts`, the newest {RAISE_WINDOW}; `raise_count`" in readme
+    assert "listed under `budget raises:` in `interlock money`" in readme and "budget raises:" in money_report(d.run)
+    assert f"the decision's outcome says `{d.run.decisions[-1].taken}` in `journey`" in readme
+    assert d.dispatched().stage == "review" and "the call the budget refused is made, at the same stage" in readme
+    for limit in LIMITS:
+        assert f"`{limit}=+N`" in readme
+    assert "| `interlock budget RUN calls=+N [usd=+N] [units=+N] [attempts=+N]` |" in readme
+    assert "budget raised. **Effects**" in readme
