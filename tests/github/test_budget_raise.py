@@ -11,6 +11,7 @@ import json
 from app.engine.record import Status
 from app.local.reports import money_report
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - fixture
+from tests.helpers import ROOT
 
 LOOP = {
     "name": "small",
@@ -68,3 +69,21 @@ def test_a_writer_raises_the_budget_with_a_comment_and_the_run_finishes(world: W
 
     world.comment(issue, "/interlock budget calls=+2")
     assert any("not stopped by a budget (awaiting_merge)" in body for body in replies(world))
+
+
+def test_a_raise_of_a_run_whose_team_is_stopped_is_refused(world: World) -> None:  # noqa: F811
+    # SPEC P5, H4: a raise goes on with the run, and stopping stays human: only `team start` lifts a team's stop
+    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/small.json", json.dumps(LOOP))
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built it")
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    world.comment(issue, "/interlock team stop")
+    world.comment(issue, "/interlock budget calls=+2")
+    run = world.run(issue)
+    assert run.status is Status.ESCALATED and not run.ledger.raises
+    assert "is stopped; `/interlock team start` resumes its runs; nothing changed." in replies(world)[-1]
+    world.comment(issue, "/interlock team start")
+    world.comment(issue, "/interlock budget calls=+2")
+    assert world.run(issue).status is Status.RUNNING
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "a raise of a run whose team is stopped, like a resume" in readme
