@@ -17,6 +17,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer import rich_utils
 
+from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
@@ -282,6 +283,7 @@ def _report_graph_invalid(exc: GraphInvalid) -> None:
 register(cli)
 register_doctor(cli)
 register_config(cli)
+register_budget(cli)
 
 
 def _show_usage_error(exc: Any) -> None:

@@ -29,7 +29,7 @@ from app.engine.errors import InterlockError
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Run
 from app.github.client import GitHubError, Installation
-from app.local.reports import gate_answer, journey_rows, money_rows, render_journey, render_money, render_status
+from app.local.reports import gate_answer, journey_rows, money_report, render_journey, render_status
 from app.runner.driver import RunDriver
 from app.store.github_reader import GitHubStateReader
 
@@ -138,4 +138,4 @@ def remote_journey(name: str, run_id: str, as_json: bool) -> None:
 def remote_money(name: str, run_id: str, as_json: bool) -> None:
     with plainly(name):
         _, run = load(name, run_id)
-    typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run)))
+    typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else money_report(run))

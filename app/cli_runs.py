@@ -41,9 +41,8 @@ from app.local.reports import (
     board_rows,
     gate_answer,
     journey_rows,
-    money_rows,
+    money_report,
     render_journey,
-    render_money,
     render_status,
     table,
 )
@@ -408,4 +407,4 @@ def register_reports(cli: typer.Typer) -> None:
         if name := github_repository(repo):
             return remote_money(name, run_id, as_json)
         run = make_shell(repo, None, None, GateMode.STOP).store.load(run_id)
-        typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else render_money(money_rows(run)))
+        typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else money_report(run))

@@ -91,7 +91,8 @@ def test_run_gate_approve_then_reports(repo: Path) -> None:
         (1, "deliver", "edit", "done", "PASS")
     ]
     money = json.loads(interlock("money", "q1", "--repo", str(repo), "--json").stdout)
-    assert set(money) == {"attempts", "calls", "units", "accepted", "by_category"} and money["calls"] == 1
+    ledger_fields = {"attempts", "calls", "units", "accepted", "by_category", "raises", "raise_count"}  # SPEC P5
+    assert set(money) == ledger_fields and money["calls"] == 1
     text = interlock("status", "q1", "--repo", str(repo), "--draw").stdout
     assert "next     review and merge interlock/q1 into develop" in text and "class stop_end current" in text
 

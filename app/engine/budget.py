@@ -45,7 +45,16 @@ def charge_for(kind: MissionKind, capability: str, policy: Policy) -> Charge:
     return Charge(category, attempts, 1, units)
 
 
-def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> tuple[ReasonCode, str] | None:
+class Refusal(NamedTuple):
+    """Why a charge may not be made: the typed reason, the figures (used, limit, what the next call needs), and
+    the word of the limit a raise would lift (``calls``, ``units``, ``usd``, ``attempts``; "" when none can)."""
+
+    code: ReasonCode
+    message: str
+    limit: str
+
+
+def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> Refusal | None:
     """Why ``charge`` may not be made, or ``None``. Checked before the call, never after (SPEC P2)."""
     if not policy.limited:
         return None
@@ -53,33 +62,50 @@ def refusal(ledger: Ledger, window: Window, policy: Policy, charge: Charge) -> t
     used_calls = ledger.calls - window.calls
     used_units = ledger.units - window.units
     if policy.max_attempts is not None and charge.attempts and used_attempts + charge.attempts > policy.max_attempts:
-        return ReasonCode.ATTEMPT_BUDGET_EXHAUSTED, f"{used_attempts} of {policy.max_attempts} attempts used"
+        return Refusal(
+            ReasonCode.ATTEMPT_BUDGET_EXHAUSTED,
+            f"{used_attempts} of {policy.max_attempts} attempts used; the next call needs {charge.attempts} more",
+            "attempts",
+        )
     if policy.max_calls is not None and charge.calls and used_calls + charge.calls > policy.max_calls:
-        return ReasonCode.CALL_BUDGET_EXHAUSTED, f"{used_calls} of {policy.max_calls} calls used"
+        return Refusal(
+            ReasonCode.CALL_BUDGET_EXHAUSTED,
+            f"{used_calls} of {policy.max_calls} calls used; the next call needs {charge.calls} more",
+            "calls",
+        )
     if policy.max_units is not None and charge.units and used_units + charge.units > policy.max_units:
-        return (
+        return Refusal(
             ReasonCode.COST_BUDGET_EXHAUSTED,
             f"{used_units:g} of {policy.max_units:g} units used; the next call costs {charge.units:g}",
+            "units",
         )
     if policy.max_cost_usd is not None and charge.calls:
         return _money_refusal(ledger, window, policy.max_cost_usd)
     return None
 
 
-def _money_refusal(ledger: Ledger, window: Window, limit: float) -> tuple[ReasonCode, str] | None:
+def _money_refusal(ledger: Ledger, window: Window, limit: float) -> Refusal | None:
     """A cost limit holds only while every cost is known: an unknown one stops the run rather than count as
-    free, and the message says how to give its model a price."""
+    free, and the message says how to give its model a price (a raise cannot help there)."""
     spent = ledger.spent_usd() - window.cost_usd
     unknown = ledger.unknown_costs() - window.unknown_costs
     if unknown > 0:
-        return (
+        return Refusal(
             ReasonCode.COST_BUDGET_EXHAUSTED,
             f"the cost of {unknown} call(s) is unknown (no price for their model), so maxCostUsd "
             f"${limit:.2f} cannot be held (${spent:.2f} known); give the model a price under `prices` "
             "in the configuration, then resume",
+            "",
         )
     if spent >= limit:
-        return ReasonCode.COST_BUDGET_EXHAUSTED, f"${spent:.2f} of ${limit:.2f} spent"
+        known = ledger.calls - ledger.unknown_costs()
+        average = ledger.spent_usd() / known if known > 0 else 0.0
+        return Refusal(
+            ReasonCode.COST_BUDGET_EXHAUSTED,
+            f"${spent:.2f} of ${limit:.2f} spent; the next call's cost is known only once it is made "
+            f"(about ${average:.2f}, the average of the calls so far)",
+            "usd",
+        )
     return None
 
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from app.engine.context import cut_utf8
 from app.engine.events import GitState
 from app.engine.graph import FAIL, PASS, Graph
+from app.engine.raises import suggested_raise
 from app.engine.record import ReasonCode, Run
 
 WHY_BYTES = 600
+RAISE = "raise budget"
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ def decision_options(run: Run, graph: Graph) -> list[Option]:
                     f"follow the `{label}` edge of `{stage}`",
                 )
             )
+    options += raise_options(run)
     options.append(
         Option(
             "deliver",
@@ -107,6 +110,8 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
     ):
         if run.ledger.accepted == 0:
             return "abandon", "the budget was spent and no result was ever accepted"
+        if raise_options(run):
+            return RAISE, "results were accepted along the way; a raise goes on where it stopped, paying nothing twice"
         return "resume", "results were accepted along the way; resuming re-arms the budget"
     if code is ReasonCode.UPSTREAM_REJECTED:
         return "abandon", "the upstream project refused the request this run depends on"
@@ -117,6 +122,16 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
     if code is ReasonCode.UPSTREAM_NOT_ALLOWED:
         return "resume", "the request named a repository outside `upstream:`; resuming re-runs the stage (amend it)"
     return "resume", "the run was stopped on purpose and can continue as it was"
+
+
+def raise_options(run: Run) -> list[Option]:
+    """SPEC P5: a run a limit stopped offers the raise that lifts it (its size again), when a raise can help."""
+    held = run.held
+    if held is None or not held.limit or run.reason is None or held.stage != run.stage:
+        return []
+    amount = suggested_raise(run.policy, held.limit)
+    meaning = f"raise the limit and make the refused {held.kind.value} call at `{held.stage}`; nothing is paid twice"
+    return [Option(RAISE, f"interlock budget {run.id} {amount}", f"/interlock budget {amount}", meaning)]
 
 
 def render_decision(run: Run, graph: Graph, git: GitState | None = None) -> str:

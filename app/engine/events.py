@@ -178,3 +178,11 @@ class AdviceReturned(Event):
     instruction: str = ""
     usage: Usage = field(default_factory=Usage)
     status: MissionStatus = MissionStatus.DONE
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetRaised(Event):
+    """A person raised the limits of a run a budget stopped (SPEC P5): ``amounts`` by limit word (``calls``,
+    ``units``, ``usd``, ``attempts``), as ``app.engine.raises.parse_raise`` reads them. The refused call is made."""
+
+    amounts: dict[str, float]

@@ -38,6 +38,7 @@ from app.engine.messages import (
     stopped_text,
     upstream_text,
 )
+from app.engine.raises import HeldCall, cut_detail
 from app.engine.record import (
     HOP_WINDOW,
     MISSION_WINDOW,
@@ -106,7 +107,7 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
     run, node = t.run, t.graph.node(t.run.stage)
     if node.check is not None:
         kind = MissionKind.CHECK
-    seq = charge(t, kind, node.capability)
+    seq = charge(t, kind, node.capability, detail=note, session_id=session_id)
     if seq is None:
         return
     terms = verdict_contract(t.graph, node.stage)
@@ -141,8 +142,11 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
     )
 
 
-def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
-    """Charge a call of ``kind`` and open its mission summary; ``None`` (and the run stopped) if refused."""
+def charge(
+    t: Transition, kind: MissionKind, capability: str, *, detail: str = "", session_id: str | None = None
+) -> int | None:
+    """Charge a call of ``kind`` and open its mission summary; ``None`` (and the run stopped) if refused. A refused
+    call is held with what it carries (``detail``, ``session_id``): a raise of the limit makes it (SPEC P5)."""
     if t.run.stop_requested:  # SPEC J4: checked before every mission and call starts
         interrupt(t)
         return None
@@ -150,8 +154,12 @@ def charge(t: Transition, kind: MissionKind, capability: str) -> int | None:
     cost = charge_for(kind, capability, run.policy)
     refused = refusal(run.ledger, run.window, run.policy, cost)
     if refused is not None:
-        escalate(t, refused[0], f"{refused[1]}: the {kind.value} call at {run.stage!r} was not made")
+        run.held = HeldCall(
+            stage=run.stage, kind=kind, detail=cut_detail(detail), session_id=session_id, limit=refused.limit
+        )
+        escalate(t, refused.code, f"{refused.message}: the {kind.value} call at {run.stage!r} was not made")
         return None
+    run.held = None
     seq = run.mission_count = run.mission_count + 1
     summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind)
     t.owned[id(summary)] = summary
@@ -330,19 +338,24 @@ def ask_decision(t: Transition, waiting: Waiting, answer: str) -> None:
     """A ``decide`` node: a cheap model picks the label from the closed list (SPEC V8)."""
     count_accepted(t, waiting.kind)
     t.run.waiting = None
-    labels = t.graph.labels(waiting.stage)
-    seq = charge(t, MissionKind.DECIDE, t.graph.node(waiting.stage).capability)
+    decide(t, waiting.stage, answer)
+
+
+def decide(t: Transition, stage: str, answer: str) -> None:
+    """Charge and ask the decision at ``stage`` on the accepted ``answer``."""
+    labels = t.graph.labels(stage)
+    seq = charge(t, MissionKind.DECIDE, t.graph.node(stage).capability, detail=answer)
     if seq is None:
         return
     key = f"{t.run.id}/decide/{seq}"
     prompt = decision_prompt(labels, answer)
-    t.run.waiting = Waiting(seq=seq, kind=MissionKind.DECIDE, stage=waiting.stage, key=key)
-    t.emit(AskDecision(seq, waiting.stage, labels, prompt, key))
+    t.run.waiting = Waiting(seq=seq, kind=MissionKind.DECIDE, stage=stage, key=key)
+    t.emit(AskDecision(seq, stage, labels, prompt, key))
 
 
 def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
     """A mission ended badly and an advisor is configured: ask it once (SPEC E4)."""
-    seq = charge(t, MissionKind.ADVISOR, t.graph.node(waiting.stage).capability)
+    seq = charge(t, MissionKind.ADVISOR, t.graph.node(waiting.stage).capability, detail=failure)
     if seq is None:
         return
     key = f"{t.run.id}/advisor/{seq}"

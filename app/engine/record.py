@@ -15,6 +15,7 @@ from app.engine.base import Record, journal_adapter
 from app.engine.context import Context
 from app.engine.graph import Policy
 from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
+from app.engine.raises import BudgetRaise, HeldCall
 
 
 class Status(StrEnum):
@@ -141,6 +142,8 @@ class Ledger(Record):
     units: float = 0.0
     accepted: int = 0
     by_category: dict[Category, Totals] = field(default_factory=dict)
+    raises: list[BudgetRaise] = field(default_factory=list)  # the newest RAISE_WINDOW raises of limits (SPEC P5)
+    raise_count: int = 0
 
     def spent_usd(self) -> float:
         """The known spend; see ``unknown_costs`` for what it leaves out."""
@@ -268,6 +271,7 @@ class Choice(StrEnum):
     ROUTE = "route"  # on a verdict of the person's choice from the current stage
     DELIVER = "deliver"
     ABANDON = "abandon"
+    BUDGET = "budget"  # a limit raised: the refused call is made (SPEC P5)
 
 
 class Decision(Record):
@@ -347,6 +351,7 @@ class Run(Record):
     relaunches: list[Launch] = field(default_factory=list)  # later overrides, oldest first: the last is in force
     decisions: list[Decision] = field(default_factory=list)  # the newest DECISION_WINDOW, oldest first (E2, E3)
     decision_count: int = 0
+    held: HeldCall | None = None  # the call a budget refused, made when a person raises the limit (SPEC P5)
     applied: dict[str, datetime] = field(default_factory=dict)
     forgotten_before: datetime | None = None
     created_at: datetime

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, assert_never
 
+from app.engine.budget_raise import on_budget_raised
 from app.engine.context import Context, Result, add_note
 from app.engine.effects import Effect
 from app.engine.errors import EventRejected, RunFinished, StaleEvent
 from app.engine.events import (
     Abandon,
     AdviceReturned,
+    BudgetRaised,
     Closed,
     DecisionReturned,
     Deliver,
@@ -307,4 +309,5 @@ HANDLERS: dict[type[Event], Handler] = {
     Linked: on_linked,
     Merged: on_merged,
     Closed: on_closed,
+    BudgetRaised: on_budget_raised,
 }

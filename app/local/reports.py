@@ -211,6 +211,20 @@ def render_money(rows: list[dict[str, Any]]) -> str:
     return text + _money_notes(rows)
 
 
+def money_report(run: Run) -> str:
+    """``interlock money``: the ledger by category and, under it, each raise of the run's limits (SPEC P5)."""
+    text = render_money(money_rows(run))
+    if not run.ledger.raises:
+        return text
+    rows = [
+        {"at": f"{r.at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC", "by": r.by, "stage": r.stage, "raised": r.text()}
+        for r in run.ledger.raises
+    ]
+    earlier = run.ledger.raise_count - len(rows)
+    more = f"\n({earlier} earlier raise(s) not kept in the record)" if earlier > 0 else ""
+    return f"{text}\n\nbudget raises:\n{table(rows, ['at', 'by', 'stage', 'raised'])}{more}"
+
+
 def _money_notes(rows: list[dict[str, Any]]) -> str:
     notes = ""
     if any(row["estimated"] for row in rows):

@@ -1,5 +1,6 @@
 """Comment commands (SPEC GH7): ``/interlock stop``, ``resume``, ``resume at STAGE``, ``route VERDICT``,
-``deliver``, ``abandon``, ``retry``, ``answer …`` (and ``team stop|start``, ``app/webhooks/team_hold.py``).
+``deliver``, ``abandon``, ``retry``, ``answer …``, ``budget calls=+N …`` (SPEC P5)
+(and ``team stop|start``, ``app/webhooks/team_hold.py``).
 Anything else is a ``CommandError`` whose message is the reply: what was not understood, and what is."""
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from typing import TypedDict
 
 from app.engine import events as ev
 from app.engine.errors import InterlockError
+from app.engine.raises import RaiseInvalid, parse_raise
 from app.engine.record import Run
 from app.webhooks.satellites import deliver
 
 USAGE = (
     "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, "
     "`/interlock route VERDICT`, `/interlock deliver`, `/interlock abandon`, `/interlock retry`, "
-    "`/interlock answer TEXT`, `/interlock team stop [TEAM]`, `/interlock team start [TEAM]`"
+    "`/interlock answer TEXT`, `/interlock budget calls=+N usd=+N units=+N`, "
+    "`/interlock team stop [TEAM]`, `/interlock team start [TEAM]`"
 )
 
 MakeEvent = Callable[[Run], ev.Event]
@@ -54,6 +57,12 @@ def parse_command(body: str, key: str, moment: datetime, by: str) -> MakeEvent:
         return deliver(args, key, moment, by)
     if verb == "abandon" and not args:
         return lambda run: ev.Abandon(**common)
+    if verb == "budget":  # SPEC P5: raise the limits of a run a budget stopped
+        try:
+            amounts = parse_raise(args)
+        except RaiseInvalid as exc:
+            raise CommandError(str(exc)) from None
+        return lambda run: ev.BudgetRaised(**common, amounts=amounts)
     if verb == "answer":
         text = " ".join(args) + (f"\n{rest}" if rest else "")
         if text.strip():

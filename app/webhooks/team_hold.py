@@ -45,7 +45,7 @@ from app.webhooks.shell import GitHubRuns
 COMMANDS_KEPT = 50  # the deliveries a stop file remembers, enough for any redelivery GitHub makes
 SNAPSHOT_FILES = 50  # run records read per call when looking for a team's live runs
 HOLDABLE = (Status.RUNNING, Status.GATE_WAIT, Status.AWAITING_INPUT, Status.AWAITING_UPSTREAM)
-REFUSED_WHILE_STOPPED = (ev.Resume, ev.RouteChosen, ev.Deliver)
+REFUSED_WHILE_STOPPED = (ev.Resume, ev.RouteChosen, ev.Deliver, ev.BudgetRaised)
 USAGE = "`/interlock team stop [TEAM]` or `/interlock team start [TEAM]`"
 StartTrigger = Callable[[Delivery], Outcome]
 

@@ -600,7 +600,8 @@ def test_record_has_the_journal_fields_and_round_trips() -> None:
         "version",
     ):
         assert name in data
-    assert set(data["ledger"]) == {"attempts", "calls", "units", "accepted", "by_category"}
+    ledger_fields = {"attempts", "calls", "units", "accepted", "by_category", "raises", "raise_count"}  # SPEC P5
+    assert set(data["ledger"]) == ledger_fields
     assert set(data["missions"][0]) >= {
         "seq",
         "stage",

@@ -60,7 +60,8 @@ def test_the_readme_says_what_a_decision_records() -> None:
 
     text = " ".join((ROOT / "README.md").read_text().split())
     assert f"`decisions` in `status --json`, the newest {DECISION_WINDOW}; `decision_count` counts them all" in text
-    assert f"(`choice`: {', '.join(f'`{c.value}`' for c in list(Choice)[:-1])} or `abandon`;" in text
+    *others, last = list(Choice)  # SPEC P5 added `budget` at the end
+    assert f"(`choice`: {', '.join(f'`{c.value}`' for c in others)} or `{last.value}`;" in text
     assert "who (`by`: the commenter on GitHub, `$USER` locally) and when (`decided_at`)" in text
     assert "`Decided: resume by alice at 2026-12-01 21:50:03 UTC (as recommended).`" in text
     assert "`interlock journey` lists each decision after the missions that came before it" in text
