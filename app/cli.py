@@ -20,6 +20,7 @@ from typer import rich_utils
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
+from app.cli_verify import register_verify
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
 from app.engine.mermaid import draw_mermaid
@@ -282,6 +283,7 @@ def _report_graph_invalid(exc: GraphInvalid) -> None:
 register(cli)
 register_doctor(cli)
 register_config(cli)
+register_verify(cli)
 
 
 def _show_usage_error(exc: Any) -> None:

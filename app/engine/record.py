@@ -291,6 +291,15 @@ class Decision(Record):
     decided_at: datetime | None = None
 
 
+class Chain(Record):
+    """What a record vouches for (SPEC J6): the SHA-256 of its previous version as the journal stored it ("" for a
+    run's first record) and of each mission record it references, by path. Written by the run driver after the
+    engine's step, never read by the engine; a record older than tamper evidence has none."""
+
+    previous: str = ""
+    missions: dict[str, str] = field(default_factory=dict)
+
+
 MISSION_WINDOW = 16
 DECISION_WINDOW = 8
 HOP_WINDOW = 24
@@ -352,6 +361,7 @@ class Run(Record):
     created_at: datetime
     updated_at: datetime
     version: int = 0
+    chain: Chain | None = None  # SPEC J6; None in a record written before tamper evidence
 
     def mission(self, seq: int) -> MissionSummary | None:
         return next((m for m in reversed(self.missions) if m.seq == seq), None)

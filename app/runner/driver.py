@@ -30,7 +30,7 @@ from app.engine.step import step
 from app.engine.team import Team
 from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
-from app.runner import observe
+from app.runner import chain, observe
 from app.runner.orders import mission_order, role_for
 from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
 
@@ -105,7 +105,8 @@ class RunDriver:
         """The run's first record, saved with the graph it runs on and the files of its first transition."""
         started = time.time()
         run, effects = step(None, event, graph)
-        files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects)}
+        run, sealed = self.sealed(run, None, event, {})
+        files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects), **sealed}
         self.store.save(run, None, files, message=f"interlock: start run {run.id} on {graph.name}")
         observe.saved(None, event, run, started)  # metrics and traces (SPEC W6)
         return Applied(run, graph, effects, True)
@@ -130,13 +131,22 @@ class RunDriver:
             if run is current:
                 return Applied(run, graph, [], False)
             try:
-                changes = {**(files or {}), **self.transition_files(run, effects)}
+                run, sealed = self.sealed(run, current, event, files or {})
+                changes = {**(files or {}), **self.transition_files(run, effects), **sealed}
                 self.store.save(run, current.version, changes, message=commit_message(run, event))
             except VersionConflict:
                 continue
             observe.saved(current, event, run, started)  # metrics and traces (SPEC W6)
             return Applied(run, graph, effects, True)
         raise InterlockError(f"run {run_id}: gave up after {self.tries} conflicting writes")
+
+    def sealed(
+        self, run: Run, current: Run | None, event: Event, files: dict[str, bytes]
+    ) -> tuple[Run, dict[str, bytes]]:
+        """``run`` with its hash chain, and the transition's events file (SPEC J6, ``app/runner/chain.py``)."""
+        new = chain.new_mission_hashes(run, current, files, self.store.read)
+        run = chain.seal(run, current, new)
+        return run, chain.event_file(run, event, current, new)
 
     def graph_of(self, run: Run) -> Graph:
         """The graph stored with the run at its start; cached by content hash, since it never changes."""
