@@ -20,6 +20,7 @@ from typer import rich_utils
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
+from app.cli_upgrade import register_resume
 from app.cli_verify import register_verify
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
@@ -284,6 +285,7 @@ register(cli)
 register_doctor(cli)
 register_config(cli)
 register_verify(cli)
+register_resume(cli)
 
 
 def _show_usage_error(exc: Any) -> None:

@@ -58,6 +58,7 @@ class ReasonCode(StrEnum):
     UPSTREAM_CYCLE = "upstream_cycle"  # the request would come back to a team its chain already waits in (U3)
     UPSTREAM_UNFILEABLE = "upstream_unfileable"  # GitHub refused the request's issue (4xx): a person must act (U3)
     STOPPED = "stopped"
+    GRAPH_MISMATCH = "graph_mismatch"  # the stored graph no longer has the content hash the run is pinned to (J7)
 
 
 class Advice(StrEnum):

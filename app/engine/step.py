@@ -22,6 +22,8 @@ from app.engine.events import (
     Event,
     GateAmended,
     GateApproved,
+    GraphMismatched,
+    GraphUpgraded,
     InputAnswered,
     Linked,
     Merged,
@@ -61,6 +63,7 @@ from app.engine.people import (
     on_stop_withdrawn,
     on_upstream,
 )
+from app.engine.pinning import on_graph_mismatch, on_graph_upgraded
 from app.engine.record import (
     FINAL,
     KEY_WINDOW,
@@ -307,4 +310,6 @@ HANDLERS: dict[type[Event], Handler] = {
     Linked: on_linked,
     Merged: on_merged,
     Closed: on_closed,
+    GraphMismatched: on_graph_mismatch,  # SPEC J7
+    GraphUpgraded: on_graph_upgraded,
 }

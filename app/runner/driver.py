@@ -23,7 +23,7 @@ from app.agents.prices import ModelPrice
 from app.engine.decisions import newest_decided, outcome_section
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission, Effect, Escalate, MessageKind, PostMessage
 from app.engine.errors import InterlockError, VersionConflict
-from app.engine.events import Event, Start
+from app.engine.events import Event, GraphMismatched, GraphUpgraded, Start
 from app.engine.graph import Graph
 from app.engine.record import Run
 from app.engine.step import step
@@ -37,6 +37,7 @@ from app.store.journal import RunStore, decision_path, encode_json, graph_path, 
 MAX_TRIES = 20  # compare-and-swap tries of one event, in every shell
 GRAPH_CACHE: dict[str, Graph] = {}  # content hash -> graph: a run's stored graph never changes
 GRAPH_CACHE_SIZE = 256
+HASHES: dict[int, tuple[Graph, str]] = {}  # id -> (graph, its content hash); the graph kept so the id stays its own
 
 
 class StoredGraphUnreadable(InterlockError):
@@ -57,6 +58,26 @@ def commit_message(run: Run, event: Event) -> str:
         f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}\n\n"
         f"{type(event).__name__}{by} ({event.key})"
     )
+
+
+def pinned(run: Run, graph: Graph, event: Event) -> Event:
+    """``event``, or the stop of a run whose graph is no longer the one it is pinned to (SPEC J7): checked at every
+    load, whatever graph a shell passes; only an explicit upgrade applies with another graph."""
+    found = content_hash(graph)
+    if found == run.graph_hash or isinstance(event, GraphUpgraded):
+        return event
+    return GraphMismatched(key=f"graph-mismatch/{run.version}", at=event.at, found=found)
+
+
+def content_hash(graph: Graph) -> str:
+    """The graph's content hash, computed once per graph object (a transition must not re-serialise it)."""
+    known = HASHES.get(id(graph))
+    if known is not None and known[0] is graph:
+        return known[1]
+    HASHES[id(graph)] = (graph, graph.content_hash())
+    while len(HASHES) > GRAPH_CACHE_SIZE:
+        HASHES.pop(next(iter(HASHES)))
+    return HASHES[id(graph)][1]
 
 
 def same_event(event: Event) -> Callable[[Run], Event]:
@@ -126,7 +147,7 @@ class RunDriver:
         for _ in range(self.tries):
             current = read(run_id)
             graph = graph or self.graph_of(current)
-            event = make(current)
+            event = pinned(current, graph, make(current))
             run, effects = step(current, event, graph)
             if run is current:
                 return Applied(run, graph, [], False)
