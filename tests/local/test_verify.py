@@ -169,3 +169,36 @@ def test_engine_drift_is_named_at_the_first_version_it_changes(tmp_path: Path, m
     found = verifying.verify(store, run_id).found
     assert found is not None and found.kind is verifying.Divergence.ENGINE_DRIFT and found.version == 3
     assert found.path == event_path(run_id, 3) and "MissionFinished" in found.detail
+
+
+README_SENTENCES = (  # each checked by a test above (SPEC J6) or in tests/local/test_pinned_graph.py (SPEC J7)
+    "Each record carries the SHA-256 of its previous version and of each mission record it references",
+    "each transition writes its event once, with the hash of the record it made, to "
+    "`runs/<run-id>/events/<version>.json`.",
+    "`interlock verify RUN` replays every recorded transition through the engine and names the first divergence: an "
+    "edited record, a missing or edited mission record, a missing transition, an edited graph, or engine drift",
+    "It exits 0 with `verified N transitions`, 1 with the divergence, 2 when it cannot check;",
+    "A record written before tamper evidence still loads: `verify` says from which version on it can check.",
+    "editing or deleting the graph file changes no live run, and a stored graph that no longer has the run's "
+    "content hash stops the run as `escalated` with the reason `graph_mismatch`.",
+    "`interlock resume --upgrade RUN` (with `--graph FILE` when the file is not found by the graph's name) moves a "
+    "stopped run to the graph's current version when its current stage still exists, and refuses otherwise, saying "
+    "why; the upgrade is a transition of its own, and the graph the run leaves is kept under `runs/<run-id>/graphs/` "
+    "so that `verify` can still replay the versions before it.",
+)
+
+
+def test_readme_says_what_verify_and_pinned_graphs_do() -> None:
+    # SPEC J6, J7: the README's words, each sentence's behaviour tested in this file and test_pinned_graph.py
+    from tests.helpers import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for sentence in README_SENTENCES:
+        assert sentence in text, sentence
+
+
+def test_verify_of_an_unknown_run_is_bad_input(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J6: exit 2 for what cannot be checked, one line, no traceback
+    bench, _ = finished_run(tmp_path, monkeypatch)
+    result = verify(bench, "no-such-run")
+    assert result.returncode == 2 and "no-such-run" in result.stderr and "Traceback" not in result.stderr
