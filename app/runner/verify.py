@@ -121,7 +121,7 @@ class Replay:
             return graph
         try:
             run, _ = step(before, moved.event, graph)
-        except InterlockError as exc:
+        except Exception as exc:  # an edited event may break the engine any way: a divergence, never a traceback
             return self.drift(moved, f"the engine refuses the event now: {exc}")
         sealed = chain.seal(run, before, moved.missions)
         if chain.record_hash(sealed) != moved.record:
