@@ -21,6 +21,8 @@ from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
+from app.cli_upgrade import register_resume
+from app.cli_verify import register_verify
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
 from app.engine.mermaid import draw_mermaid
@@ -284,6 +286,8 @@ register(cli)
 register_doctor(cli)
 register_config(cli)
 register_budget(cli)
+register_verify(cli)
+register_resume(cli)
 
 
 def _show_usage_error(exc: Any) -> None:

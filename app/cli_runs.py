@@ -311,13 +311,7 @@ def register(cli: typer.Typer) -> None:
 
     continue_with(cli, "deliver", "Go to the end: the run branch is ready for a person to merge.", ev.Deliver)
     continue_with(cli, "abandon", "Cancel the run (the branch stays).", ev.Abandon)
-    continue_with(
-        cli,
-        "resume",
-        "Resume a stopped, failed, escalated or waiting run (visit budgets re-armed).",
-        ev.Resume,
-        Said("stage", "at", Annotated[str | None, typer.Option("--at", help="Stage to re-enter.")], None),
-    )
+    # resume: app/cli_upgrade.py (its --upgrade, SPEC J7)
 
     @cli.command("stop")
     def stop(

@@ -186,3 +186,20 @@ class BudgetRaised(Event):
     ``units``, ``usd``, ``attempts``), as ``app.engine.raises.parse_raise`` reads them. The refused call is made."""
 
     amounts: dict[str, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphMismatched(Event):
+    """The graph stored with the run no longer has the content hash the run is pinned to (SPEC J7): the shell
+    found it at a load, and the run stops rather than go on on a graph nobody started it on. ``found``: the hash
+    the stored graph has now."""
+
+    found: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphUpgraded(Event):
+    """A person moved the run to another version of its graph (SPEC J7): applied with that graph, whose content
+    hash is ``graph_hash``."""
+
+    graph_hash: str

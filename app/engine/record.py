@@ -59,6 +59,7 @@ class ReasonCode(StrEnum):
     UPSTREAM_CYCLE = "upstream_cycle"  # the request would come back to a team its chain already waits in (U3)
     UPSTREAM_UNFILEABLE = "upstream_unfileable"  # GitHub refused the request's issue (4xx): a person must act (U3)
     STOPPED = "stopped"
+    GRAPH_MISMATCH = "graph_mismatch"  # the stored graph no longer has the content hash the run is pinned to (J7)
 
 
 class Advice(StrEnum):
@@ -295,6 +296,15 @@ class Decision(Record):
     decided_at: datetime | None = None
 
 
+class Chain(Record):
+    """What a record vouches for (SPEC J6): the SHA-256 of its previous version as the journal stored it ("" for a
+    run's first record) and of each mission record it references, by path. Written by the run driver after the
+    engine's step, never read by the engine; a record older than tamper evidence has none."""
+
+    previous: str = ""
+    missions: dict[str, str] = field(default_factory=dict)
+
+
 MISSION_WINDOW = 16
 DECISION_WINDOW = 8
 HOP_WINDOW = 24
@@ -357,6 +367,7 @@ class Run(Record):
     created_at: datetime
     updated_at: datetime
     version: int = 0
+    chain: Chain | None = None  # SPEC J6; None in a record written before tamper evidence
 
     def mission(self, seq: int) -> MissionSummary | None:
         return next((m for m in reversed(self.missions) if m.seq == seq), None)

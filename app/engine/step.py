@@ -24,6 +24,8 @@ from app.engine.events import (
     Event,
     GateAmended,
     GateApproved,
+    GraphMismatched,
+    GraphUpgraded,
     InputAnswered,
     Linked,
     Merged,
@@ -63,6 +65,7 @@ from app.engine.people import (
     on_stop_withdrawn,
     on_upstream,
 )
+from app.engine.pinning import on_graph_mismatch, on_graph_upgraded
 from app.engine.record import (
     FINAL,
     KEY_WINDOW,
@@ -310,4 +313,6 @@ HANDLERS: dict[type[Event], Handler] = {
     Merged: on_merged,
     Closed: on_closed,
     BudgetRaised: on_budget_raised,
+    GraphMismatched: on_graph_mismatch,  # SPEC J7
+    GraphUpgraded: on_graph_upgraded,
 }

@@ -23,20 +23,21 @@ from app.agents.prices import ModelPrice
 from app.engine.decisions import newest_decided, outcome_section
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission, Effect, Escalate, MessageKind, PostMessage
 from app.engine.errors import InterlockError, VersionConflict
-from app.engine.events import Event, Start
+from app.engine.events import Event, GraphMismatched, GraphUpgraded, Start
 from app.engine.graph import Graph
 from app.engine.record import Run
 from app.engine.step import step
 from app.engine.team import Team
 from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
-from app.runner import observe
+from app.runner import chain, observe
 from app.runner.orders import mission_order, role_for
 from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
 
 MAX_TRIES = 20  # compare-and-swap tries of one event, in every shell
 GRAPH_CACHE: dict[str, Graph] = {}  # content hash -> graph: a run's stored graph never changes
 GRAPH_CACHE_SIZE = 256
+HASHES: dict[int, tuple[Graph, str]] = {}  # id -> (graph, its content hash); the graph kept so the id stays its own
 
 
 class StoredGraphUnreadable(InterlockError):
@@ -57,6 +58,26 @@ def commit_message(run: Run, event: Event) -> str:
         f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}\n\n"
         f"{type(event).__name__}{by} ({event.key})"
     )
+
+
+def pinned(run: Run, graph: Graph, event: Event) -> Event:
+    """``event``, or the stop of a run whose graph is no longer the one it is pinned to (SPEC J7): checked at every
+    load, whatever graph a shell passes; only an explicit upgrade applies with another graph."""
+    found = content_hash(graph)
+    if found == run.graph_hash or isinstance(event, GraphUpgraded):
+        return event
+    return GraphMismatched(key=f"graph-mismatch/{run.version}", at=event.at, found=found)
+
+
+def content_hash(graph: Graph) -> str:
+    """The graph's content hash, computed once per graph object (a transition must not re-serialise it)."""
+    known = HASHES.get(id(graph))
+    if known is not None and known[0] is graph:
+        return known[1]
+    HASHES[id(graph)] = (graph, graph.content_hash())
+    while len(HASHES) > GRAPH_CACHE_SIZE:
+        HASHES.pop(next(iter(HASHES)))
+    return HASHES[id(graph)][1]
 
 
 def same_event(event: Event) -> Callable[[Run], Event]:
@@ -105,7 +126,8 @@ class RunDriver:
         """The run's first record, saved with the graph it runs on and the files of its first transition."""
         started = time.time()
         run, effects = step(None, event, graph)
-        files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects)}
+        run, sealed = self.sealed(run, None, event, {})
+        files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects), **sealed}
         self.store.save(run, None, files, message=f"interlock: start run {run.id} on {graph.name}")
         observe.saved(None, event, run, started)  # metrics and traces (SPEC W6)
         return Applied(run, graph, effects, True)
@@ -125,18 +147,27 @@ class RunDriver:
         for _ in range(self.tries):
             current = read(run_id)
             graph = graph or self.graph_of(current)
-            event = make(current)
+            event = pinned(current, graph, make(current))
             run, effects = step(current, event, graph)
             if run is current:
                 return Applied(run, graph, [], False)
             try:
-                changes = {**(files or {}), **self.transition_files(run, effects)}
+                run, sealed = self.sealed(run, current, event, files or {})
+                changes = {**(files or {}), **self.transition_files(run, effects), **sealed}
                 self.store.save(run, current.version, changes, message=commit_message(run, event))
             except VersionConflict:
                 continue
             observe.saved(current, event, run, started)  # metrics and traces (SPEC W6)
             return Applied(run, graph, effects, True)
         raise InterlockError(f"run {run_id}: gave up after {self.tries} conflicting writes")
+
+    def sealed(
+        self, run: Run, current: Run | None, event: Event, files: dict[str, bytes]
+    ) -> tuple[Run, dict[str, bytes]]:
+        """``run`` with its hash chain, and the transition's events file (SPEC J6, ``app/runner/chain.py``)."""
+        new = chain.new_mission_hashes(run, current, files, self.store.read)
+        run = chain.seal(run, current, new)
+        return run, chain.event_file(run, event, current, new)
 
     def graph_of(self, run: Run) -> Graph:
         """The graph stored with the run at its start; cached by content hash, since it never changes."""

@@ -2,8 +2,10 @@
 
 ``runs/<run-id>.json`` holds the record; ``runs/<run-id>/graph.json`` the graph it runs on;
 ``runs/<run-id>/missions/<seq>-<stage>.json`` the full record of each mission, written once;
-``runs/<run-id>/decision.md`` the latest decision file; ``board.md`` every run at a glance. A save is
-compare-and-swap on the version read, so of two writers exactly one wins.
+``runs/<run-id>/decision.md`` the latest decision file; ``runs/<run-id>/events/<version>.json`` the event of
+each transition (SPEC J6); ``runs/<run-id>/graphs/<hash>.json`` a graph the run left by an upgrade (SPEC J7);
+``board.md`` every run at a glance. A save is compare-and-swap on the version read, so of two writers exactly
+one wins.
 """
 
 from __future__ import annotations
@@ -54,6 +56,21 @@ def graph_path(run_id: str) -> str:
     """The graph a run was started on, stored with its first record: the run goes on on it, whatever the
     graph files say later."""
     return f"runs/{run_id}/graph.json"
+
+
+def events_folder(run_id: str) -> str:
+    """The folder of a run's transitions (SPEC J6), ending in ``/``: one file per saved version, written once."""
+    return f"{RUNS_FOLDER}/{run_id}/events/"
+
+
+def event_path(run_id: str, version: int) -> str:
+    """The event that made ``version`` of the record, with the hash of that version: what ``verify`` replays."""
+    return f"{events_folder(run_id)}{version:06d}.json"
+
+
+def pinned_graph_path(run_id: str, content_hash: str) -> str:
+    """A graph the run ran on before an upgrade (SPEC J7), kept by its content hash so a replay finds it."""
+    return f"{RUNS_FOLDER}/{run_id}/graphs/{content_hash}.json"
 
 
 def decision_path(run_id: str) -> str:

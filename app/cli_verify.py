@@ -1,0 +1,49 @@
+"""``interlock verify RUN [--repo DIR|OWNER/NAME]``: is the journal of a run what its transitions wrote (SPEC J6)?
+
+The check itself is ``app/runner/verify.py``; this reads the journal from a local repository's state branch or,
+for ``--repo OWNER/NAME``, through GitHub's API at one commit, as ``status``/``journey``/``money`` do
+(``app/cli_remote.py``). Exit 0: every checkable transition verified; 1: the first divergence, named; 2: the
+command could not check (no such run, no access), one line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli_remote import Reported, github_repository, load, plainly
+from app.cli_runs import make_shell
+from app.local.config import GateMode
+from app.runner.verify import Verification, verify
+
+EXIT_DIVERGED = 1
+
+
+def verify_run(repo: Path, run_id: str) -> Verification:
+    if name := github_repository(repo):
+        with plainly(name):
+            state, _ = load(name, run_id)  # every later read at the commit the record was read from
+            return verify(state, run_id)
+    return verify(make_shell(repo, None, None, GateMode.STOP).store, run_id)
+
+
+def register_verify(cli: typer.Typer) -> None:
+    @cli.command("verify")
+    def verify_command(
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        repo: Reported = Path("."),
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> int:
+        """Replay a run's journal through the engine; name the first divergence (edited file or engine drift)."""
+        result = verify_run(repo, run_id)
+        if as_json:
+            found = asdict(result.found) if result.found is not None else None
+            data = {**asdict(result), "found": found, "summary": result.summary()}
+            typer.echo(json.dumps(data, indent=2))
+        else:
+            typer.echo(result.summary())
+        return EXIT_DIVERGED if result.found is not None else 0

@@ -1,0 +1,120 @@
+"""Tamper evidence of the journal (SPEC J6): what the run driver adds to each saved record and transition.
+
+Why here and not in the engine: a hash is of the bytes the journal stores, which only a writer knows; the engine
+stays free of encodings. Each record carries the SHA-256 of its previous version (encoded as the journal stores
+it) and of each mission record it references; each transition also writes, once, the event that made it and the
+hash of the record it gave (``events/<version>.json``), so ``interlock verify`` can replay the run through the
+engine from the journal alone and tell an edited file from an engine that now routes the same history otherwise.
+The record is the one that grows with a transition: one event file each, so the journal stays linear (SPEC J5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from app.engine import events
+from app.engine.record import Chain, Run
+from app.store.journal import encode_json, encode_record, event_path, mission_path
+
+ANCHOR = "anchor"  # the first sealed transition of a run older than J6 keeps the record it replays from
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def record_hash(run: Run) -> str:
+    """The hash of a record as every store writes it (``encode_record``)."""
+    return sha256(encode_record(run))
+
+
+def event_kinds() -> dict[str, type[events.Event]]:
+    """Every event class by name, subclasses of subclasses too: the names an events file may carry."""
+    found: dict[str, type[events.Event]] = {}
+    todo = list(events.Event.__subclasses__())
+    while todo:
+        kind = todo.pop()
+        found[kind.__name__] = kind
+        todo.extend(kind.__subclasses__())
+    return found
+
+
+def new_mission_hashes(
+    run: Run, previous: Run | None, files: Mapping[str, bytes], read: Callable[[str], bytes | None]
+) -> dict[str, str]:
+    """The hashes of the mission records this transition finished: a mission whose summary ended here. Its record
+    is among the saved files (local shell) or was read with the record (GitHub's job stored it): no extra call."""
+    found: dict[str, str] = {}
+    for summary in run.missions:
+        before = previous.mission(summary.seq) if previous is not None else None
+        if summary.status is None or (before is not None and before.status is not None):
+            continue
+        path = mission_path(run.id, summary.seq, summary.stage)
+        data = files.get(path)
+        data = data if data is not None else read(path)
+        if data is not None:
+            found[path] = sha256(data)
+    return found
+
+
+def seal(run: Run, previous: Run | None, new_missions: Mapping[str, str]) -> Run:
+    """``run`` carrying its chain: the previous version's hash and the mission records of its window, those it
+    inherits and those this transition finished (bounded by the window, SPEC J5)."""
+    inherited = dict(previous.chain.missions) if previous is not None and previous.chain is not None else {}
+    inherited.update(new_missions)
+    window = {mission_path(run.id, m.seq, m.stage) for m in run.missions}
+    kept = {path: digest for path, digest in sorted(inherited.items()) if path in window}
+    chain = Chain(previous=record_hash(previous) if previous is not None else "", missions=kept)
+    return run.but(chain=chain)
+
+
+def event_file(
+    run: Run, event: events.Event, previous: Run | None, new_missions: Mapping[str, str]
+) -> dict[str, bytes]:
+    """The transition's own file: the event, the hash of the record it made, the mission records it vouches for
+    and, for a run older than J6, the unsealed record it started from (once: the first sealed transition)."""
+    data: dict[str, Any] = {
+        "version": run.version,
+        "kind": type(event).__name__,
+        "event": TypeAdapter(type(event)).dump_python(event, mode="json", warnings=False),
+        "record": record_hash(run),
+        "graph": run.graph_hash,  # the graph the event was applied on: the new one for an upgrade (SPEC J7)
+        "missions": dict(sorted(new_missions.items())),
+    }
+    if previous is not None and previous.chain is None:
+        data[ANCHOR] = previous.journal()
+    return {event_path(run.id, run.version): encode_json(data)}
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One events file read back."""
+
+    version: int
+    event: events.Event
+    record: str
+    graph: str
+    missions: dict[str, str]
+    anchor: Run | None
+
+
+class TransitionUnreadable(ValueError):
+    """An events file that is not what the driver writes."""
+
+
+def read_transition(data: bytes) -> Transition:
+    adapter: TypeAdapter[Any] = TypeAdapter(dict[str, Any])
+    try:
+        raw = adapter.validate_json(data)
+        kind = event_kinds()[str(raw["kind"])]
+        event = TypeAdapter(kind).validate_python(raw["event"])
+        anchor = Run.from_journal(raw[ANCHOR]) if raw.get(ANCHOR) is not None else None
+        missions = TypeAdapter(dict[str, str]).validate_python(raw.get("missions", {}))
+        return Transition(int(raw["version"]), event, str(raw["record"]), str(raw["graph"]), missions, anchor)
+    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        raise TransitionUnreadable(str(exc).splitlines()[0]) from None
