@@ -20,6 +20,7 @@ Every node has a visit budget (``maxVisits`` is at least 1), so the worst case i
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ EXCLUDED = (
     "not counted: what people start (amendments, answered questions, chosen routes, resumes) and the missions "
     "an upstream request's outcome starts"
 )
+FLOAT_COUNT_LIMIT = 2**1000  # a visit count a float multiplies without overflow
 MISSION_KINDS = (MissionKind.DELIVER, MissionKind.RETRY, MissionKind.REASK)
 
 
@@ -46,7 +48,9 @@ class Cost:
         return Cost(self.units + other.units, self.calls + other.calls, self.missions + other.missions)
 
     def times(self, count: int) -> Cost:
-        return Cost(self.units * count, self.calls * count, self.missions * count)
+        """``count`` visits; units beyond what a float holds are infinite (a ``maxVisits`` of a hundred digits)."""
+        units = self.units * count if count < FLOAT_COUNT_LIMIT else (math.inf if self.units else 0.0)
+        return Cost(units, self.calls * count, self.missions * count)
 
     def each_max(self, other: Cost) -> Cost:
         """The larger figure in each measure: a bound for every measure at once."""
@@ -55,8 +59,13 @@ class Cost:
     def text(self) -> str:
         return f"{self.missions} missions, {self.calls} model calls, {self.units:g} units"
 
-    def to_json(self) -> dict[str, float | int]:
-        return {"missions": self.missions, "calls": self.calls, "units": self.units}
+    def to_json(self) -> dict[str, float | int | None]:
+        """``units`` is ``null`` when beyond what a float holds (JSON has no infinity)."""
+        return {
+            "missions": self.missions,
+            "calls": self.calls,
+            "units": self.units if math.isfinite(self.units) else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -181,6 +190,10 @@ def visit_worst(node: Node, graph: Graph, policy: Policy, advisor: bool) -> Cost
 
 
 def _successors(graph: Graph, stage: str) -> list[str]:
+    return graph.memo(("cost_bound.successors", stage), lambda: _targets(graph, stage))
+
+
+def _targets(graph: Graph, stage: str) -> list[str]:
     return list(dict.fromkeys(edge.target for edge in graph.outgoing(stage) if edge.target != END))
 
 

@@ -204,3 +204,28 @@ def test_a_check_costs_an_attempt_and_no_call_and_a_branch_counts_once() -> None
     bound = cost_bound(g, advisor=False)
     assert bound.worst == Cost(units=4.0, calls=4, missions=4)  # a and x, each a mission and a re-ask; t is not added
     assert bound.cheapest_cost == Cost(units=1.0, calls=1, missions=2)  # a, then the check t
+
+
+def test_the_validator_warns_of_a_policy_that_cannot_pay_for_the_cheapest_path() -> None:
+    # SPEC G7: a warning, not an error: the graph is valid, and the message names the figure and the path
+    outcome = validate_graph(
+        graph([node("a"), node("b")], [edge("a", "PASS", "b"), edge("b", "PASS", "__end__")], policy={"maxCalls": 1})
+    )
+    assert outcome.valid
+    [issue] = outcome.warnings
+    assert issue.code.value == "cannot-finish"
+    assert "maxCalls 1 cannot pay for any path" in issue.message and "a:PASS → b:PASS → __end__" in issue.message
+    assert not validate_graph(
+        graph([node("a"), node("b")], [edge("a", "PASS", "b"), edge("b", "PASS", "__end__")], policy={"maxCalls": 2})
+    ).warnings
+
+
+def test_the_validator_warns_of_a_limit_above_the_worst_case_and_of_a_graph_no_run_finishes() -> None:
+    # SPEC G7: one visit of one node takes at most 2 missions (the mission and its re-ask): 3 never binds, 2 may
+    one = [node("a", maxVisits=1)], [edge("a", "PASS", "__end__")]
+    [issue] = validate_graph(graph(*one, policy={"maxAttempts": 3})).warnings
+    assert issue.code.value == "useless-limit" and "worst case is 2 missions" in issue.message
+    assert not validate_graph(graph(*one, policy={"maxAttempts": 2})).warnings
+    checked = graph([node("a", check="true")], [edge("a", "DONE", "__end__")])  # a check never says DONE
+    codes = [issue.code.value for issue in validate_graph(checked).warnings]
+    assert codes == ["cannot-finish"]
