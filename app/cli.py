@@ -20,6 +20,8 @@ from typer import rich_utils
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
+from app.cli_simulate import cost_json, print_costs
+from app.cli_simulate import register as register_simulate
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
 from app.engine.mermaid import draw_mermaid
@@ -49,6 +51,7 @@ def validate(
     team_file: Annotated[
         Path | None, typer.Option("--team", help="Team roster (YAML or JSON) for capability checks.")
     ] = None,
+    cost: Annotated[bool, typer.Option("--cost", help="Also print each graph's worst case and cheapest path.")] = False,
 ) -> None:
     """Validate graphs: every error and warning of every file (exit 1 if any file has an error)."""
     team = _read_team(team_file) if team_file else None
@@ -66,9 +69,11 @@ def validate(
             except GraphFileError as exc:
                 unreadable.append(str(exc))
     if as_json:
-        typer.echo(json.dumps({"files": [report.to_json() for report in reports]}, indent=2))
+        typer.echo(json.dumps({"files": [cost_json(r) if cost else r.to_json() for r in reports]}, indent=2))
     else:
         _print_reports(reports)
+        if cost:
+            print_costs(reports)
     for problem in unreadable:
         typer.echo(f"error: cannot read {problem}", err=True)
     if unreadable:
@@ -282,6 +287,7 @@ def _report_graph_invalid(exc: GraphInvalid) -> None:
 register(cli)
 register_doctor(cli)
 register_config(cli)
+register_simulate(cli)
 
 
 def _show_usage_error(exc: Any) -> None:

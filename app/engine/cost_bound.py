@@ -57,7 +57,7 @@ class Cost:
         return Cost(max(self.units, other.units), max(self.calls, other.calls), max(self.missions, other.missions))
 
     def text(self) -> str:
-        return f"{self.missions} missions, {self.calls} model calls, {self.units:g} units"
+        return f"{counted(self.missions, 'mission')}, {counted(self.calls, 'model call')}, {self.units:g} units"
 
     def to_json(self) -> dict[str, float | int | None]:
         """``units`` is ``null`` when beyond what a float holds (JSON has no infinity)."""
@@ -66,6 +66,10 @@ class Cost:
             "calls": self.calls,
             "units": self.units if math.isfinite(self.units) else None,
         }
+
+
+def counted(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 @dataclass(frozen=True)
