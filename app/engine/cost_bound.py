@@ -132,6 +132,13 @@ def cost_bound(graph: Graph, policy: Policy | None = None, advisor: bool = True)
     return CostBound(worst, cheapest, _path_cost(cheapest, graph, prices), _fewest(graph, prices), advisor)
 
 
+def worst_case(graph: Graph, policy: Policy, advisor: bool) -> Cost:
+    """The worst case alone, computed once per graph, unit costs and advisor: what the status comment and the
+    board show on every update."""
+    key = ("cost_bound.worst", advisor, tuple(sorted(policy.unit_costs.items())))
+    return graph.memo(key, lambda: _worst(graph, policy, advisor))
+
+
 def _fewest(graph: Graph, policy: Policy) -> Cost:
     """The fewest units, calls and missions of any path to the end, each measure minimised on its own: a policy
     below one of them can never pay for any path."""
