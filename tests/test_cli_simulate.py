@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.helpers import GRAPHS
+from tests.helpers import GRAPHS, ROOT
 from tests.test_cli import FEATURE, interlock
 
 TRIAGE = str(GRAPHS / "operations" / "triage.json")
@@ -110,3 +111,49 @@ def test_simulate_refuses_bad_verdicts_in_one_line(args: list[str], message: str
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""
+
+
+def test_the_policy_stops_a_simulated_run_as_it_stops_a_real_one(tmp_path: Path) -> None:
+    # SPEC G7, P2: the engine's own budgets apply: the third call is refused before it is made
+    data = json.loads(Path(FEATURE).read_text())
+    data["policy"] = {"maxCalls": 2}
+    capped = tmp_path / "capped.json"
+    capped.write_text(json.dumps(data))
+    report = json.loads(interlock("simulate", str(capped), "--json").stdout)
+    assert (report["status"], report["reason"]["code"]) == ("escalated", "call_budget_exhausted")
+    assert report["ledger"]["calls"] == 2 and report["stage"] == "review"
+
+
+def test_the_readme_says_what_validate_cost_and_simulate_do() -> None:
+    # SPEC G7: each sentence of the README's section, checked by the tests above and in tests/engine/test_cost_bound.py
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in [
+        "`interlock validate --cost GRAPH` prints, for each valid graph, the worst case of any run and the cheapest "
+        "path to `__end__` with its cost, in missions, model calls and units (SPEC G7); with `--json`, each file's "
+        "report gains a `cost` object.",
+        "a visit is its mission, at most one re-ask, a `decide` node's decision call and, when a mission ends badly, "
+        "the advisor's call; a check is a mission with no model call and no units; each node is visited at most "
+        "`maxVisits` times.",
+        "The worst case is an upper bound, assuming an advisor.",
+        "What people start is not counted, and the report says so",
+        "The status comment and the web board show the worst case of the run's graph, for the run's unit costs and "
+        "advisor.",
+        "a stage without one, or whose list has run out, answers PASS.",
+        "A check's verdict is its exit code, and a `decide` node's verdict is its decision's answer.",
+        "Gates are approved; `--gates stop` stops at the first one.",
+        "so the budgets and visit limits stop a simulated run as they stop a real one.",
+        "It prints the path, the visits, the ledger and the final status; `--json` prints them as JSON, and "
+        "`--mermaid` prints the picture with visit counts.",
+        "It exits 0 when the run reaches `__end__` and 1 when it does not.",
+        "An unknown stage, a verdict the stage cannot give or a malformed `--verdicts` is refused in one line, exit 2.",
+        "| `cannot-finish` | warning | the policy's `maxAttempts`, `maxCalls` or `maxUnits` is below what the "
+        "cheapest path to `__end__` takes",
+        "| `useless-limit` | warning | a policy limit above the worst case of any run: it never stops a run |",
+    ]:
+        assert words in text, words
+    # the example output in the README is what the command prints
+    shown = interlock("validate", "--cost", FEATURE).stdout
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("interlock validate --cost graphs/delivery/feature.json\n")
+    example = [line.removeprefix("#").strip() for line in readme[start:].splitlines()[1:3]]
+    assert all(line in shown for line in example) and example[0].startswith("worst case")
