@@ -33,6 +33,8 @@ EXCLUDED = (
     "an upstream request's outcome starts"
 )
 FLOAT_COUNT_LIMIT = 2**1000  # a visit count a float multiplies without overflow
+PRICED_CACHE_SIZE = 4096
+_PRICED: dict[tuple[bool, str, tuple[MissionKind, ...], tuple[tuple[str, float], ...]], Cost] = {}
 MISSION_KINDS = (MissionKind.DELIVER, MissionKind.RETRY, MissionKind.REASK)
 
 
@@ -85,7 +87,8 @@ class Hop:
 @dataclass(frozen=True)
 class CostBound:
     """The worst case of any run, the cheapest path to ``__end__`` (``None``: there is none), and the fewest
-    missions, calls and units any path to the end needs, each measure on its own."""
+    missions, calls and units any path to the end needs, each measure on its own (``None``: no path, or not
+    asked for)."""
 
     worst: Cost
     cheapest: tuple[Hop, ...] | None
@@ -121,21 +124,24 @@ class CostBound:
         }
 
 
-def cost_bound(graph: Graph, policy: Policy | None = None, advisor: bool = True) -> CostBound:
+def cost_bound(graph: Graph, policy: Policy | None = None, advisor: bool = True, fewest: bool = True) -> CostBound:
     """Both figures for ``graph`` under ``policy`` (the graph's own by default; only its unit costs matter here).
-    ``advisor``: whether failed missions are put to an advisor, whose answer may retry (the dearer case)."""
+    ``advisor``: whether failed missions are put to an advisor, whose answer may retry (the dearer case);
+    ``fewest``: whether to find each measure's fewest too (three more searches; the validator needs them only
+    when the policy sets a limit)."""
     prices = policy or graph.policy
     worst = _worst(graph, prices, advisor)
     cheapest = _cheapest(graph, prices, lambda cost: cost)
     if cheapest is None:
         return CostBound(worst, None, None, None, advisor)
-    return CostBound(worst, cheapest, _path_cost(cheapest, graph, prices), _fewest(graph, prices), advisor)
+    least = _fewest(graph, prices) if fewest else None
+    return CostBound(worst, cheapest, _path_cost(cheapest, graph, prices), least, advisor)
 
 
 def worst_case(graph: Graph, policy: Policy, advisor: bool) -> Cost:
     """The worst case alone, computed once per graph, unit costs and advisor: what the status comment and the
     board show on every update."""
-    key = ("cost_bound.worst", advisor, tuple(sorted(policy.unit_costs.items())))
+    key = ("cost_bound.worst", advisor, _unit_costs(policy))
     return graph.memo(key, lambda: _worst(graph, policy, advisor))
 
 
@@ -152,9 +158,24 @@ def _fewest(graph: Graph, policy: Policy) -> Cost:
     return Cost(units, calls, missions)
 
 
-def priced(node: Node, kinds: Iterable[MissionKind], policy: Policy) -> Cost:
+def priced(node: Node, kinds: tuple[MissionKind, ...], policy: Policy) -> Cost:
     """What the charges ``kinds`` at ``node`` cost, priced by the engine's ``charge_for``. A check node's every
-    mission runs its check, as ``app.engine.flow.dispatch`` does."""
+    mission runs its check, as ``app.engine.flow.dispatch`` does. Only the capability and whether the node is a
+    check matter, so the figure is kept for the next node alike (graphs of thousands of nodes are validated)."""
+    key = (node.check is not None, node.capability, kinds, _unit_costs(policy))
+    known = _PRICED.get(key)
+    if known is None:
+        if len(_PRICED) >= PRICED_CACHE_SIZE:
+            _PRICED.clear()
+        known = _PRICED[key] = _priced(node, kinds, policy)
+    return known
+
+
+def _unit_costs(policy: Policy) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted(policy.unit_costs.items())) if policy.unit_costs else ()
+
+
+def _priced(node: Node, kinds: tuple[MissionKind, ...], policy: Policy) -> Cost:
     total = Cost()
     for kind in kinds:
         if node.check is not None and kind in MISSION_KINDS:
@@ -194,6 +215,20 @@ def _check_routes_all(graph: Graph, stage: str) -> bool:
 
 def visit_worst(node: Node, graph: Graph, policy: Policy, advisor: bool) -> Cost:
     """The most one visit of ``node`` can be charged, in each measure."""
+    reasks = node.check is None or not _check_routes_all(graph, node.stage)
+    key = (
+        "cost_bound.visit",
+        node.check is not None,
+        node.decides,
+        reasks,
+        node.capability,
+        advisor,
+        _unit_costs(policy),
+    )
+    return graph.memo(key, lambda: _visit_worst(node, graph, policy, advisor))
+
+
+def _visit_worst(node: Node, graph: Graph, policy: Policy, advisor: bool) -> Cost:
     worst = Cost()
     for outcome in visit_outcomes(node, graph, advisor):
         worst = worst.each_max(priced(node, outcome, policy))
@@ -302,28 +337,52 @@ def _exits(graph: Graph, stage: str) -> tuple[Edge, ...]:
 def _cheapest(graph: Graph, policy: Policy, key: Callable[[Cost], Cost]) -> tuple[Hop, ...] | None:
     """Dijkstra from the entry to ``__end__``; ``key`` says which measures count (all three by default, units
     first). A simple path visits no node twice, so every visit budget allows it."""
-    start = key(Cost())
-    queue: list[tuple[Cost, int, str, tuple[Hop, ...]]] = [(start, 0, graph.entry, ())]
-    done: set[str] = set()
+    queue: list[tuple[Cost, int, str, Hop | None]] = [(key(Cost()), 0, graph.entry, None)]
+    came_by: dict[str, Hop | None] = {}
     tie = 0
     while queue:
-        cost, _, stage, path = heapq.heappop(queue)
+        cost, _, stage, hop = heapq.heappop(queue)
         if stage == END:
-            return path
-        if stage in done:
+            return _walk_back(hop, came_by)
+        if stage in came_by:
             continue
-        done.add(stage)
+        came_by[stage] = hop
         node = graph.node(stage)
         for edge in _exits(graph, stage):
             options = leave_options(graph, node, edge)
-            if not options or edge.target in done:
+            if not options or edge.target in came_by:
                 continue
             kinds = min(options, key=lambda kinds: key(priced(node, kinds, policy)))
             tie += 1
             step = key(priced(node, kinds, policy))
-            hop = Hop(stage, edge.verdict, edge.target, kinds)
-            heapq.heappush(queue, (cost + step, tie, edge.target, (*path, hop)))
+            heapq.heappush(queue, (cost + step, tie, edge.target, Hop(stage, edge.verdict, edge.target, kinds)))
     return None
+
+
+def can_finish(graph: Graph) -> bool:
+    """Whether some path to ``__end__`` is made of verdicts its nodes can give: the cheapest path's search
+    without its prices, for a graph whose policy sets no limit to compare."""
+    seen = {graph.entry}
+    todo = [graph.entry]
+    while todo:
+        stage = todo.pop()
+        node = graph.node(stage)
+        for edge in _exits(graph, stage):
+            if edge.target in seen or not leave_options(graph, node, edge):
+                continue
+            if edge.target == END:
+                return True
+            seen.add(edge.target)
+            todo.append(edge.target)
+    return False
+
+
+def _walk_back(last: Hop | None, came_by: dict[str, Hop | None]) -> tuple[Hop, ...]:
+    path: list[Hop] = []
+    while last is not None:
+        path.append(last)
+        last = came_by[last.stage]
+    return tuple(reversed(path))
 
 
 def _path_cost(path: Iterable[Hop], graph: Graph, policy: Policy) -> Cost:

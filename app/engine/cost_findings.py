@@ -7,33 +7,38 @@ person resuming a run re-arms its budgets (SPEC B4). Each warning names the figu
 
 from __future__ import annotations
 
-from app.engine.cost_bound import Cost, CostBound, cost_bound
+from app.engine.cost_bound import Cost, CostBound, can_finish, cost_bound
 from app.engine.graph import END, Graph
 from app.engine.validation_findings import Issue, IssueCode
+
+NO_PATH = Issue(
+    IssueCode.CANNOT_FINISH,
+    "no run can reach __end__: every path needs a verdict its node cannot give (a check answers only PASS or FAIL)",
+)
 
 
 def cost_issues(graph: Graph) -> list[Issue]:
     """What the graph's policy cannot pay for, or limits to no effect. The worst case assumes an advisor (the
-    dearer case), so a limit called useless is useless whatever the team."""
-    bound = cost_bound(graph)
-    if bound.cheapest is None or bound.fewest is None:
-        return [
-            Issue(
-                IssueCode.CANNOT_FINISH,
-                "no run can reach __end__: every path needs a verdict its node "
-                "cannot give (a check answers only PASS or FAIL)",
-            )
-        ]
+    dearer case), so a limit called useless is useless whatever the team. Without a limit, only whether any
+    path can be taken is searched: validation stays linear and cheap on graphs of thousands of nodes."""
     policy = graph.policy
-    limits = (
-        ("maxAttempts", policy.max_attempts, "missions"),
-        ("maxCalls", policy.max_calls, "calls"),
-        ("maxUnits", policy.max_units, "units"),
-    )
+    limits = [
+        (name, limit, measure)
+        for name, limit, measure in (
+            ("maxAttempts", policy.max_attempts, "missions"),
+            ("maxCalls", policy.max_calls, "calls"),
+            ("maxUnits", policy.max_units, "units"),
+        )
+        if limit is not None
+    ]
+    if not limits:
+        return [] if can_finish(graph) else [NO_PATH]
+    bound = cost_bound(graph)
+    if bound.cheapest is None:
+        return [NO_PATH]
     issues: list[Issue] = []
     for name, limit, measure in limits:
-        if limit is not None:
-            issues += _limit_issues(bound, name, limit, measure)
+        issues += _limit_issues(bound, name, limit, measure)
     return issues
 
 

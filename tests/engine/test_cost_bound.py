@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.cost_bound import Cost, Hop, cost_bound
+from app.engine.cost_bound import Cost, Hop, can_finish, cost_bound
 from app.engine.effects import AskAdvisor, AskDecision, OpenGate
 from app.engine.events import AdviceReturned, DecisionReturned, Event, GateApproved, MissionFinished
 from app.engine.graph import CATCH_ALL, FAIL, PASS, Graph
@@ -149,6 +149,7 @@ def test_the_cheapest_path_is_what_some_run_pays(data: dict[str, Any]) -> None:
         return
     graph_ = parse_graph(data)
     bound = cost_bound(graph_)
+    assert can_finish(graph_) is (bound.cheapest is not None)  # the validator's search without prices agrees
     if bound.cheapest is None:  # a check routed on a label it cannot answer: no run reaches the end
         assert bound.cheapest_cost is None and bound.fewest is None
         return
