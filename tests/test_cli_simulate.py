@@ -134,11 +134,14 @@ def test_the_readme_says_what_validate_cost_and_simulate_do() -> None:
         "a visit is its mission, at most one re-ask, a `decide` node's decision call and, when a mission ends badly, "
         "the advisor's call; a check is a mission with no model call and no units; each node is visited at most "
         "`maxVisits` times.",
+        "The figures come from the engine's own charges:",
         "The worst case is an upper bound, assuming an advisor.",
         "What people start is not counted, and the report says so",
         "The status comment and the web board show the worst case of the run's graph, for the run's unit costs and "
         "advisor.",
-        "a stage without one, or whose list has run out, answers PASS.",
+        "`interlock simulate GRAPH` walks a graph with no model: each `--verdicts stage=V1,V2,…` gives a stage its "
+        "verdicts in turn, and a stage without one, or whose list has run out, answers PASS.",
+        "Every answer is applied by the engine's own transition, as in a real run,",
         "A check's verdict is its exit code, and a `decide` node's verdict is its decision's answer.",
         "Gates are approved; `--gates stop` stops at the first one.",
         "so the budgets and visit limits stop a simulated run as they stop a real one.",

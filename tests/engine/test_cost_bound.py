@@ -26,6 +26,7 @@ from tests.helpers import edge, graph, node
 
 LABELS = (PASS, FAIL, "RETHINK", CATCH_ALL)
 UNMATCHED = "SOMETHING_ELSE"
+UNCITED = "```request\nocto/lib\nAdd a hook\nplease\n```\nVERDICT: NEEDS_UPSTREAM"  # a request citing no finding
 
 
 @st.composite
@@ -73,7 +74,7 @@ def random_responder(seed: int) -> Any:
             advice = rng.choice([Advice.RETRY, Advice.REVISE, Advice.ESCALATE, None])
             return AdviceReturned(key=key, at=at, seq=effect.seq, advice=advice, instruction=rng.choice(["", "fix"]))
         words = [*LABELS[:3], UNMATCHED, "NEEDS_UPSTREAM"]
-        answer = rng.choice([*(f"VERDICT: {word}" for word in words), "no verdict line"])
+        answer = rng.choice([*(f"VERDICT: {word}" for word in words), "no verdict line", UNCITED])
         status = rng.choice([MissionStatus.DONE] * 4 + [MissionStatus.FAILED])
         return MissionFinished(
             key=key,
@@ -125,16 +126,24 @@ def spent(run: Run) -> Cost:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(data=graphs(), seeds=st.lists(st.integers(0, 2**32), min_size=1, max_size=6), advisor=st.booleans())
-def test_no_simulated_run_exceeds_the_worst_case(data: dict[str, Any], seeds: list[int], advisor: bool) -> None:
-    # SPEC G7: the worst case is an upper bound of every run the real engine makes, in every measure
+@given(
+    data=graphs(),
+    seeds=st.lists(st.integers(0, 2**32), min_size=1, max_size=6),
+    advisor=st.booleans(),
+    supervision=st.booleans(),
+)
+def test_no_simulated_run_exceeds_the_worst_case(
+    data: dict[str, Any], seeds: list[int], advisor: bool, supervision: bool
+) -> None:
+    # SPEC G7: the worst case is an upper bound of every run the real engine makes, in every measure; a
+    # supervision run's uncited request takes the same one re-ask (SPEC U6)
     validation = validate_graph(data)
     if not validation.valid:
         return
     graph_ = parse_graph(data)
     bound = cost_bound(graph_, advisor=advisor)
     for seed in seeds:
-        run = simulate(graph_, random_responder(seed), advisor=advisor).run
+        run = simulate(graph_, random_responder(seed), advisor=advisor, supervision=supervision).run
         used = spent(run)
         assert used.missions <= bound.worst.missions, (run.ledger, bound.worst)
         assert used.calls <= bound.worst.calls, (run.ledger, bound.worst)
