@@ -23,6 +23,8 @@ from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
 from app.cli_upgrade import register_resume
 from app.cli_verify import register_verify
+from app.cli_simulate import cost_json, print_costs
+from app.cli_simulate import register as register_simulate
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
 from app.engine.mermaid import draw_mermaid
@@ -52,6 +54,7 @@ def validate(
     team_file: Annotated[
         Path | None, typer.Option("--team", help="Team roster (YAML or JSON) for capability checks.")
     ] = None,
+    cost: Annotated[bool, typer.Option("--cost", help="Also print each graph's worst case and cheapest path.")] = False,
 ) -> None:
     """Validate graphs: every error and warning of every file (exit 1 if any file has an error)."""
     team = _read_team(team_file) if team_file else None
@@ -69,9 +72,11 @@ def validate(
             except GraphFileError as exc:
                 unreadable.append(str(exc))
     if as_json:
-        typer.echo(json.dumps({"files": [report.to_json() for report in reports]}, indent=2))
+        typer.echo(json.dumps({"files": [cost_json(r) if cost else r.to_json() for r in reports]}, indent=2))
     else:
         _print_reports(reports)
+        if cost:
+            print_costs(reports)
     for problem in unreadable:
         typer.echo(f"error: cannot read {problem}", err=True)
     if unreadable:
@@ -288,6 +293,7 @@ register_config(cli)
 register_budget(cli)
 register_verify(cli)
 register_resume(cli)
+register_simulate(cli)
 
 
 def _show_usage_error(exc: Any) -> None:

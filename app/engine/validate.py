@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from app.engine.cost_findings import cost_issues
 from app.engine.errors import GraphInvalid
 from app.engine.graph import END, RESERVED_VERDICTS, Edge, Graph, Node, Policy, distinct_labels
 from app.engine.names import unfit_text
@@ -116,7 +117,7 @@ def _validate(data: Any, team: Team | None) -> Validation:
         edges=tuple(edges),
         policy=header.policy,
     )
-    return Validation(issues, graph)
+    return Validation((*issues, *cost_issues(graph)), graph)
 
 
 def _check_header(data: dict[str, Any], found: _Findings) -> _Header | None:

@@ -29,10 +29,19 @@ class IssueCode(StrEnum):
     UNREACHABLE_NODE = "unreachable-node"
     TRAP_NODE = "trap-node"
     POINTLESS_DECIDE = "pointless-decide"
+    CANNOT_FINISH = "cannot-finish"  # SPEC G7
+    USELESS_LIMIT = "useless-limit"  # SPEC G7
 
 
 WARNING_CODES = frozenset(
-    {IssueCode.CAPABILITY_UNCARRIED, IssueCode.UNREACHABLE_NODE, IssueCode.TRAP_NODE, IssueCode.POINTLESS_DECIDE}
+    {
+        IssueCode.CAPABILITY_UNCARRIED,
+        IssueCode.UNREACHABLE_NODE,
+        IssueCode.TRAP_NODE,
+        IssueCode.POINTLESS_DECIDE,
+        IssueCode.CANNOT_FINISH,
+        IssueCode.USELESS_LIMIT,
+    }
 )
 
 

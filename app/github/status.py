@@ -9,6 +9,7 @@ as the local journey does (SPEC W2), ``fallback`` where no role named an agent a
 
 from __future__ import annotations
 
+from app.engine.cost_bound import worst_case
 from app.engine.graph import END, Graph
 from app.engine.kinds import MissionKind
 from app.engine.mermaid import draw_mermaid
@@ -45,7 +46,8 @@ def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None
     limits = run.policy
     if limits.max_calls:
         budget[1] += f" of {limits.max_calls}"
-    lines += [f"**Budget used** {', '.join(budget)} · **accepted** {ledger.accepted}", ""]
+    worst = worst_case(graph, run.policy, run.advisor).text()  # SPEC G7
+    lines += [f"**Budget used** {', '.join(budget)} · **accepted** {ledger.accepted} · **worst case** {worst}", ""]
     if run.reason is not None:
         lines += [f"**Stopped**: `{run.reason.code.value}` at `{run.reason.stage}` — {run.reason.message}", ""]
     held = run.links.get(HELD_TEAM) if run.status not in FINAL else None

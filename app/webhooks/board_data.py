@@ -19,6 +19,7 @@ import httpx
 from githubkit.exception import GitHubException
 from pydantic import ValidationError
 
+from app.engine.cost_bound import worst_case
 from app.engine.errors import GraphInvalid
 from app.engine.graph import Graph
 from app.engine.mermaid import draw_mermaid
@@ -141,6 +142,7 @@ class Picture:
     graph: Graph | None = None
     current: str | None = None
     visits: Mapping[str, int] = field(default_factory=dict)
+    worst: str = ""  # the worst case of any run of the graph (SPEC G7)
 
 
 def picture(api: Installation, repo: str, run: Run) -> Picture:
@@ -149,7 +151,8 @@ def picture(api: Installation, repo: str, run: Run) -> Picture:
         graph = RunDriver(GitHubStore(api, repo)).graph_of(run)
     except (StoredGraphUnreadable, GraphInvalid, *UNREADABLE) as exc:
         return Picture(f"%% the graph of run {run.id} cannot be drawn: {exc}")
-    return Picture(draw_mermaid(graph, run.stage, run.visits), graph, run.stage, run.visits)
+    worst = worst_case(graph, run.policy, run.advisor).text()  # SPEC G7
+    return Picture(draw_mermaid(graph, run.stage, run.visits), graph, run.stage, run.visits, worst)
 
 
 def origin_link(web_url: str, origin: str) -> str | None:

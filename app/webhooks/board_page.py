@@ -161,5 +161,6 @@ def _picture(view: View) -> str:
     drawn = draw_svg(view.picture.graph, view.picture.current, view.picture.visits, clean=view.redact)
     return (
         f'<section id="picture"><h2>{escape(view.selected)}</h2><div class="graph">{drawn}</div>'
+        f'<p class="worst">Worst case of any run: {view.text(view.picture.worst)}</p>'
         f"<details><summary>Mermaid source</summary>{source}</details></section>"
     )
