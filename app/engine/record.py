@@ -58,6 +58,7 @@ class ReasonCode(StrEnum):
     UPSTREAM_CYCLE = "upstream_cycle"  # the request would come back to a team its chain already waits in (U3)
     UPSTREAM_UNFILEABLE = "upstream_unfileable"  # GitHub refused the request's issue (4xx): a person must act (U3)
     STOPPED = "stopped"
+    BASE_CONFLICT = "base_conflict"  # the delivery conflicts with its base and its node has no CONFLICT edge (V9)
 
 
 class Advice(StrEnum):
