@@ -6,7 +6,7 @@ from typing import Any
 
 from app.engine import events as ev
 from app.engine.contract import verdict_contract
-from app.engine.effects import DispatchMission, Escalate, ReadyPullRequest
+from app.engine.effects import AskDecision, DispatchMission, Escalate, ReadyPullRequest
 from app.engine.events import GitState
 from app.engine.record import MissionStatus, ReasonCode, Status
 from app.engine.validate import validate_graph
@@ -113,3 +113,13 @@ def test_the_validator_accepts_a_conflict_edge() -> None:
     # SPEC V9: CONFLICT is an edge label the delivering node may carry
     validation = validate_graph(delivery_graph())
     assert validation.valid and not validation.issues, validation.issues
+
+
+def test_a_decision_model_is_never_offered_the_engine_verdict() -> None:
+    # SPEC V9, V8: the closed list a decision model picks from leaves CONFLICT out
+    spec = delivery_graph(decide=True)
+    d = Driver(spec)
+    d.finish("implemented")
+    d.finish("looks fine")  # the review's mission; its decision is asked next
+    (asked,) = d.of(AskDecision)
+    assert asked.labels == ("PASS", "FAIL") and "CONFLICT" not in asked.prompt

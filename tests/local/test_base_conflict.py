@@ -5,10 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.engine import events as ev
 from app.engine.record import ReasonCode, Status
 from app.engine.validate import parse_graph
-from tests.helpers import edge, graph, node
+from app.local.basestate import with_delivery_state
+from app.local.gitops import open_repo
+from app.local.missions import now
+from tests.helpers import ROOT, edge, graph, node
 from tests.local.harness import IDENTITY, Bench
 from tests.local.test_runs import at
 
@@ -97,3 +102,51 @@ def test_a_base_that_moved_on_without_conflict_ends_normally(tmp_path: Path, mon
     commit_on_base(bench, tmp_path, {"docs/other.txt": "unrelated\n"})
     run = shell.send(run.id, at(run.id, ev.GateApproved))
     assert run.status is Status.AWAITING_MERGE and "resolve" not in run.visits
+
+
+@pytest.mark.parametrize(
+    ("event", "checked"),
+    [
+        (ev.Resume(key="k", at=now()), True),
+        (ev.RouteChosen(key="k", at=now(), verdict="PASS"), True),
+        (ev.DecisionReturned(key="k", at=now(), seq=3, answer="PASS"), True),
+        (ev.GateApproved(key="k", at=now()), True),
+        (ev.Deliver(key="k", at=now()), False),  # a person's word: the engine does not check it
+        (ev.StopRequested(key="k", at=now()), False),
+    ],
+)
+def test_the_events_that_may_end_a_run_carry_the_state_read_now(
+    tmp_path: Path, monkeypatch: Any, event: ev.Event, checked: bool
+) -> None:
+    # SPEC V9: each event that may end a local run gets the delivery's state as the repository is now
+    bench = Bench(tmp_path, SCRIPT, monkeypatch)
+    run = bench.shell().start(gated_work(conflict_edge=False), "Greet", "")
+    commit_on_base(bench, tmp_path, {GREET: "hello from develop\n"})
+    run = bench.shell().send(run.id, at(run.id, ev.GateAmended, note="again"))  # work visit 2 writes the file
+    given = with_delivery_state(open_repo(bench.folder), run, event)
+    assert (given.git is not None and given.git.conflicts == (GREET,)) is checked
+
+
+def test_the_readme_says_how_the_end_is_checked_against_the_base() -> None:
+    # SPEC V9: each sentence added to the README, checked against the behaviour tested above and in
+    # tests/engine/test_base_conflict.py and tests/e2e/test_base_conflict_loop.py
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in (
+        "before a run ends and its pull request is marked ready, the delivery is checked against its base, with the "
+        "git state the event that ends the run carries",
+        "On a conflict the run follows the delivering node's `CONFLICT` edge when it has one, to a resolve step whose "
+        "prompt names the files (a routing line); else it escalates with `base_conflict`, the files named in the "
+        "reason and in the decision file.",
+        "`CONFLICT` is the engine's label: it is never offered to a worker or a decision model, and an answer saying "
+        "`VERDICT: CONFLICT` does not take the edge.",
+        "A person's `deliver` is not checked (their word, given after reading the decision), nor is an event that "
+        "carries no git state.",
+        "`upstream_not_allowed`, `stopped`, `base_conflict`.",
+        "The end is checked against the base as it is when the run ends (SPEC V9): the mission that ends a run "
+        "carries the git state read right after it, and a gate approved, a route, a resume or a decision that ends "
+        "it gets the state read from the repository then, by `git merge-tree --write-tree` (git 2.38 or newer).",
+        "a run whose last mission leaves its branch conflicting with the base routes on `CONFLICT` or escalates with "
+        "`base_conflict`, at no API call beyond the mission's own",
+        "A person's review or command carries no git state (the service has no clone) and is not checked",
+    ):
+        assert words in text, words
