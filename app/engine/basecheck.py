@@ -19,21 +19,19 @@ from dataclasses import dataclass
 
 from app.engine.events import GitState
 from app.engine.graph import CONFLICT, END, Edge, Graph
+from app.engine.record import Run
 
 SHOWN_FILES = 20  # files named in the reason's message; the decision file's delivery section lists every one
 
 
 @dataclass(frozen=True)
 class BaseConflict:
-    """What a delivery conflicts in, and the delivering node's CONFLICT edge (``None``: the run escalates)."""
+    """What a delivery conflicts in, the delivering node's CONFLICT edge (``None``: the run escalates), and the
+    words that say so — the reason's message, or the routing line the resolve step's prompt shows."""
 
     files: tuple[str, ...]
     edge: Edge | None
-
-    def message(self, branch: str, base: str) -> str:
-        shown = ", ".join(self.files[:SHOWN_FILES])
-        more = f" and {len(self.files) - SHOWN_FILES} more" if len(self.files) > SHOWN_FILES else ""
-        return f"the run branch {branch!r} conflicts with its base {base!r} in {len(self.files)} file(s): {shown}{more}"
+    message: str
 
 
 def conflicting_files(git: GitState) -> tuple[str, ...]:
@@ -45,12 +43,17 @@ def conflicting_files(git: GitState) -> tuple[str, ...]:
     return tuple(found)
 
 
-def base_conflict(graph: Graph, stage: str, git: GitState | None) -> BaseConflict | None:
-    """The conflict of a delivery about to end the run from ``stage``, or ``None`` when there is none known."""
-    if git is None or not git.conflicting():
+def base_conflict(graph: Graph, run: Run, git: GitState | None) -> BaseConflict | None:
+    """The conflict of a delivery about to end ``run`` from its stage, or ``None`` when none is known. A
+    supervision run proposes no merge (SPEC U6): nothing of its branch is checked."""
+    if git is None or run.supervision or not git.conflicting():
         return None
-    edges = graph.outgoing(stage) if graph.has_stage(stage) else ()
+    edges = graph.outgoing(run.stage) if graph.has_stage(run.stage) else ()
     edge = next((edge for edge in edges if edge.verdict.casefold() == CONFLICT.casefold()), None)
     if edge is not None and edge.target == END:  # the end again: it would conflict again, for ever
         edge = None
-    return BaseConflict(conflicting_files(git), edge)
+    files = conflicting_files(git)
+    more = f" and {len(files) - SHOWN_FILES} more" if len(files) > SHOWN_FILES else ""
+    shown = ", ".join(files[:SHOWN_FILES]) + more
+    message = f"the run branch {run.branch!r} conflicts with its base {run.base!r} in {len(files)} file(s): {shown}"
+    return BaseConflict(files, edge, message)

@@ -355,13 +355,13 @@ def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
 def end_checked(t: Transition) -> None:
     """The end once the delivery is checked against its base (SPEC V9, app/engine/basecheck.py); a person's
     ``deliver`` calls ``reach_end`` unchecked: it is their word, given after reading the decision."""
-    if (found := base_conflict(t.graph, t.run.stage, t.git)) is None:
+    if (found := base_conflict(t.graph, t.run, t.git)) is None:
         reach_end(t)
     elif found.edge is not None:
-        t.add_line(found.message(t.run.branch, t.run.base))
+        t.add_line(found.message)
         follow(t, found.edge)
     else:
-        escalate(t, ReasonCode.BASE_CONFLICT, found.message(t.run.branch, t.run.base))
+        escalate(t, ReasonCode.BASE_CONFLICT, found.message)
 
 
 def reach_end(t: Transition) -> None:

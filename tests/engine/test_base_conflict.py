@@ -123,3 +123,19 @@ def test_a_decision_model_is_never_offered_the_engine_verdict() -> None:
     d.finish("looks fine")  # the review's mission; its decision is asked next
     (asked,) = d.of(AskDecision)
     assert asked.labels == ("PASS", "FAIL") and "CONFLICT" not in asked.prompt
+
+
+def test_a_supervision_run_proposes_no_merge_and_is_not_checked() -> None:
+    # SPEC V9, U6: what a supervision run delivers are requests: it is done at its end, whatever its branch
+    d = Driver(delivery_graph(conflict_edge=False), supervision=True)
+    review_passes(d, CONFLICTING)
+    assert d.run.status is Status.DONE
+
+
+def test_a_long_list_of_conflicts_is_cut_in_the_reason_and_whole_in_the_decision_file() -> None:
+    # SPEC V9, E2, J5: the reason stays short; the decision file's delivery section names every file
+    many = tuple(f"src/f{index:02d}.py" for index in range(25))
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, GitState(head="c0ffee", files_changed=many, conflicts=many))
+    assert d.run.reason is not None and d.run.reason.message.endswith("src/f19.py and 5 more")
+    assert "in 25 file(s)" in d.run.reason.message and "src/f24.py" in d.of(Escalate)[0].decision
