@@ -157,11 +157,11 @@ class LocalShell:
         run = self.notice_merge(self.store.load(run_id))
         graph = self.graph_of(run)
         event = Redactor().event(make(run))  # keyed once, so a retry re-applies it; a person's text masked
-        event = with_delivery_state(self.repo, run, event)  # SPEC V9: the base as it is now, should it end the run
         if not drive:  # a stop: it must reach a run another process drives (SPEC J4)
             return self.driver.apply(run_id, same_event(event), graph).run
         if not isinstance(event, Abandon | Deliver):  # these dispatch nothing: they go on without a satellite
             satellites.check_present(run)
+        event = with_delivery_state(self.repo, run, event)  # SPEC V9: the base as it is now, should it end the run
         with self.lock(run_id):  # held from before the event, across every retry, until the run needs nothing more
             applied = self.driver.apply(run_id, same_event(event), graph)
             return self._drive_held(applied.run, graph, applied.effects)
