@@ -21,10 +21,10 @@ from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
-from app.cli_upgrade import register_resume
-from app.cli_verify import register_verify
 from app.cli_simulate import cost_json, print_costs
 from app.cli_simulate import register as register_simulate
+from app.cli_upgrade import register_resume
+from app.cli_verify import register_verify
 from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
 from app.engine.mermaid import draw_mermaid

@@ -6,6 +6,7 @@ effects collected so far.
 
 from __future__ import annotations
 
+from app.engine.basecheck import base_conflict
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
 from app.engine.citation import citation_note, cited
 from app.engine.context import add_note, cut_utf8
@@ -80,7 +81,7 @@ def enter(
 ) -> None:
     """Enter ``stage``: count the visit (SPEC B1, B2), honour a stop (J4), then dispatch its mission."""
     if stage == END:
-        reach_end(t)
+        end_checked(t)
         return
     t.run.stage = stage
     t.run.gate = None
@@ -362,6 +363,18 @@ def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
     question = advisor_question(waiting.stage, failure)
     t.run.waiting = Waiting(seq=seq, kind=MissionKind.ADVISOR, stage=waiting.stage, key=key, extra=failure)
     t.emit(AskAdvisor(seq, waiting.stage, question, key))
+
+
+def end_checked(t: Transition) -> None:
+    """The end once the delivery is checked against its base (SPEC V9, app/engine/basecheck.py); a person's
+    ``deliver`` calls ``reach_end`` unchecked: it is their word, given after reading the decision."""
+    if (found := base_conflict(t.graph, t.run, t.git)) is None:
+        reach_end(t)
+    elif found.edge is not None:
+        t.add_line(found.message)
+        follow(t, found.edge)
+    else:
+        escalate(t, ReasonCode.BASE_CONFLICT, found.message)
 
 
 def reach_end(t: Transition) -> None:

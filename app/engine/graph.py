@@ -22,6 +22,8 @@ FAIL = "FAIL"
 NEEDS_INPUT = "NEEDS_INPUT"
 NEEDS_UPSTREAM = "NEEDS_UPSTREAM"
 RESERVED_VERDICTS = frozenset({NEEDS_INPUT, NEEDS_UPSTREAM})
+CONFLICT = "CONFLICT"  # an edge label only the engine routes on: the delivery conflicts with its base (SPEC V9)
+_CONFLICT_KEY = CONFLICT.casefold()
 DEFAULT_MAX_VISITS = 3
 
 
@@ -154,12 +156,13 @@ class Graph(StrictModel):
 
 
 def distinct_labels(verdicts: Any) -> tuple[str, ...]:
-    """Labels in first-seen order, compared without regard to case, ``*`` excluded."""
+    """Labels in first-seen order, compared without regard to case, ``*`` and ``CONFLICT`` excluded: the labels a
+    node's answers can route. ``CONFLICT`` is the engine's own (SPEC V9), never offered to a worker or a decision."""
     seen: set[str] = set()
     labels: list[str] = []
     for verdict in verdicts:
         key = verdict.casefold()
-        if verdict == CATCH_ALL or key in seen:
+        if verdict == CATCH_ALL or key in seen or key == _CONFLICT_KEY:
             continue
         seen.add(key)
         labels.append(verdict)

@@ -60,6 +60,7 @@ class ReasonCode(StrEnum):
     UPSTREAM_UNFILEABLE = "upstream_unfileable"  # GitHub refused the request's issue (4xx): a person must act (U3)
     STOPPED = "stopped"
     GRAPH_MISMATCH = "graph_mismatch"  # the stored graph no longer has the content hash the run is pinned to (J7)
+    BASE_CONFLICT = "base_conflict"  # the delivery conflicts with its base and its node has no CONFLICT edge (V9)
 
 
 class Advice(StrEnum):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from app.engine.contract import ContractKind, verdict_contract
-from app.engine.graph import CATCH_ALL, END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
+from app.engine.graph import CATCH_ALL, CONFLICT, END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
 
 _VERDICT_LINE = re.compile(
     r"^[\s*_`~#-]*verdict[\s*_`~]*:[\s*_`~]*(?P<label>[^\s*_`~][^*`~]*?)[\s*_`~.]*$", re.IGNORECASE
@@ -121,8 +121,8 @@ def route_verdict(graph: Graph, stage: str, verdict: str | None) -> Routing:
     if not edges:  # a node without outgoing edges is a termination: whatever it says, the run ends
         return Routing(verdict, Edge.model_construct(source=stage, verdict=verdict, target=END))
     wanted = verdict.casefold()
-    for edge in edges:
-        if edge.verdict != CATCH_ALL and edge.verdict.casefold() == wanted:
+    for edge in edges:  # a CONFLICT edge is the engine's (SPEC V9): an answer saying CONFLICT does not take it
+        if edge.verdict != CATCH_ALL and edge.verdict.casefold() == wanted and wanted != CONFLICT.casefold():
             return Routing(edge.verdict, edge)
     catch_all = next((edge for edge in edges if edge.verdict == CATCH_ALL), None)
     return Routing(verdict, catch_all)

@@ -51,6 +51,7 @@ from app.engine.events import (
 from app.engine.graph import Graph
 from app.engine.record import FINAL, Launch, Run, Status
 from app.local import leftovers, missions, satellites
+from app.local.basestate import with_delivery_state
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gitops import (
     clear_stale_locks,
@@ -160,6 +161,7 @@ class LocalShell:
             return self.driver.apply(run_id, same_event(event), graph).run
         if not isinstance(event, Abandon | Deliver):  # these dispatch nothing: they go on without a satellite
             satellites.check_present(run)
+        event = with_delivery_state(self.repo, run, event)  # SPEC V9: the base as it is now, should it end the run
         with self.lock(run_id):  # held from before the event, across every retry, until the run needs nothing more
             applied = self.driver.apply(run_id, same_event(event), graph)
             return self._drive_held(applied.run, graph, applied.effects)
@@ -178,6 +180,7 @@ class LocalShell:
             if done is None:
                 continue
             event = Redactor().event(done.event)  # an answer at the prompt is a person's text: masked
+            event = with_delivery_state(self.repo, run, event)  # SPEC V9: a gate answer or decision may end it
             applied = self.driver.apply(run.id, same_event(event), graph, done.files)
             run = applied.run
             self._report(run, getattr(done.event, "seq", 0))

@@ -56,11 +56,12 @@ def outcome_event(
     kind: MissionKind | None, record: dict[str, Any], key: str, moment: datetime, seq: int, git: GitState | None = None
 ) -> Event:
     """The event of the record of call ``seq`` of ``kind``: a decision's answer, an advisor's advice, or a
-    mission's end (with ``git``, the delivery's state the shell read after it)."""
+    mission's end (with ``git``, the delivery's state the shell read after it). A decision carries the state
+    too: its label may end the run, and the end checks the delivery against its base (SPEC V9)."""
     finished = mission_event(record, key, moment, seq, git)
     answer = finished.answer if finished.status is MissionStatus.DONE else ""
     if kind is MissionKind.DECIDE:
-        return DecisionReturned(key=key, at=moment, seq=seq, answer=answer, usage=finished.usage)
+        return DecisionReturned(key=key, at=moment, seq=seq, answer=answer, usage=finished.usage, git=finished.git)
     if kind is MissionKind.ADVISOR:
         advice, instruction = parse_advice(answer)
         return AdviceReturned(

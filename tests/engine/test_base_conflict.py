@@ -1,0 +1,141 @@
+"""Deliveries checked against the base before they are proposed (SPEC V9): the engine's part."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.engine import events as ev
+from app.engine.contract import verdict_contract
+from app.engine.effects import AskDecision, DispatchMission, Escalate, ReadyPullRequest
+from app.engine.events import GitState
+from app.engine.record import MissionStatus, ReasonCode, Status
+from app.engine.validate import validate_graph
+from tests.engine.driver import Driver
+from tests.helpers import edge, graph, node
+
+CONFLICTING = GitState(head="c0ffee", ahead=2, files_changed=("greet.py",), conflicts=("greet.py", "docs/a.md"))
+CLEAN = GitState(head="c0ffee", ahead=2, files_changed=("greet.py",), conflicts=())
+
+
+def delivery_graph(conflict_edge: bool = True, **review: Any) -> dict[str, Any]:
+    """work → review → end; with the edge, review CONFLICT → resolve → review."""
+    nodes = [node("work"), node("review", "review", **review)]
+    edges = [edge("work", "PASS", "review"), edge("review", "PASS", "__end__"), edge("review", "FAIL", "work")]
+    if conflict_edge:
+        nodes.append(node("resolve"))
+        edges += [edge("review", "CONFLICT", "resolve"), edge("resolve", "PASS", "review")]
+    return graph(nodes, edges, entry="work")
+
+
+def review_passes(d: Driver, git: GitState | None, answer: str = "VERDICT: PASS") -> None:
+    d.finish("implemented")
+    assert d.run.waiting is not None
+    d.apply(ev.MissionFinished, seq=d.run.waiting.seq, status=MissionStatus.DONE, answer=answer, git=git)
+
+
+def test_a_conflict_at_the_end_follows_the_conflict_edge() -> None:
+    # SPEC V9: the run branch conflicts with the base and the delivering node has a CONFLICT edge
+    d = Driver(delivery_graph())
+    review_passes(d, CONFLICTING)
+    assert d.run.status is Status.RUNNING and d.run.stage == "resolve"
+    assert not d.of(ReadyPullRequest)  # the pull request is not marked ready
+    assert d.dispatched().stage == "resolve"
+    assert [(hop.stage, hop.verdict, hop.to) for hop in d.run.path][-1] == ("review", "CONFLICT", "resolve")
+    routing = d.run.context.results[-1].routing  # what the resolve step's prompt shows of the conflict
+    assert "conflicts with its base 'develop' in 2 file(s): greet.py, docs/a.md" in routing[-2]
+    assert "resolve" in d.dispatched().prompt.context and "docs/a.md" in d.dispatched().prompt.context
+
+
+def test_a_conflict_without_an_edge_escalates_naming_the_files() -> None:
+    # SPEC V9: no CONFLICT edge: base_conflict, the files in the reason and in the decision file
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, CONFLICTING)
+    assert d.run.status is Status.ESCALATED and d.run.reason is not None
+    assert d.run.reason.code is ReasonCode.BASE_CONFLICT and d.run.reason.stage == "review"
+    assert "greet.py, docs/a.md" in d.run.reason.message
+    decision = d.of(Escalate)[0].decision
+    assert "`base_conflict`" in decision and "conflicts with base: greet.py, docs/a.md" in decision
+    assert not d.of(ReadyPullRequest)
+
+
+def test_a_clean_base_or_an_unknown_state_ends_normally() -> None:
+    # SPEC V9, GH6: nothing conflicts (or the event carries no git state): the pull request is marked ready
+    for git in (CLEAN, None):
+        d = Driver(delivery_graph())
+        review_passes(d, git)
+        assert d.run.status is Status.AWAITING_MERGE and d.of(ReadyPullRequest)
+
+
+def test_a_satellite_conflict_counts_and_is_named_with_its_repository() -> None:
+    # SPEC V9, U7: a satellite's pull request is marked ready too
+    git = GitState(head="c0ffee", satellites=(("acme/docs", GitState(conflicts=("index.md",))),))
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, git)
+    assert d.run.reason is not None and "acme/docs:index.md" in d.run.reason.message
+
+
+def test_the_resolve_loop_is_bounded_and_ends_once_the_base_is_clean() -> None:
+    # SPEC V9, B1: resolve → review → end is checked again; a still-conflicting base loops within maxVisits
+    d = Driver(delivery_graph())
+    review_passes(d, CONFLICTING)
+    d.finish("merged the base, resolved greet.py")  # resolve
+    d.apply(ev.MissionFinished, seq=d.run.waiting.seq, status=MissionStatus.DONE, answer="", git=CLEAN)  # type: ignore[union-attr]
+    assert d.run.status is Status.AWAITING_MERGE and d.run.visits["resolve"] == 1
+
+
+def test_a_worker_cannot_claim_the_engine_verdict() -> None:
+    # SPEC V9, V5: CONFLICT is never offered to a worker, and an answer saying it does not take the edge
+    d = Driver(delivery_graph())
+    assert "CONFLICT" not in verdict_contract(d.graph, "review").text
+    assert d.graph.labels("review") == ("PASS", "FAIL")
+    review_passes(d, CLEAN, answer="VERDICT: CONFLICT")
+    assert d.run.stage == "review" and d.run.reasked  # unroutable: asked once more, never routed to resolve
+    assert [e.stage for e in d.effects if isinstance(e, DispatchMission)] == ["review"]
+
+
+def test_a_person_delivering_by_hand_is_not_checked() -> None:
+    # SPEC V9, E3: `deliver` is a person's word given after reading the decision: the end, conflicts or not
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, CONFLICTING)
+    d.apply(ev.Deliver, by="alice", git=CONFLICTING)
+    assert d.run.status is Status.AWAITING_MERGE
+
+
+def test_a_conflict_edge_to_the_end_escalates_instead_of_looping() -> None:
+    # SPEC V9: the end again would conflict again
+    spec = graph([node("work")], [edge("work", "PASS", "__end__"), edge("work", "CONFLICT", "__end__")], entry="work")
+    d = Driver(spec)
+    d.apply(ev.MissionFinished, seq=1, status=MissionStatus.DONE, answer="", commits=1, git=CONFLICTING)
+    assert d.run.reason is not None and d.run.reason.code is ReasonCode.BASE_CONFLICT
+
+
+def test_the_validator_accepts_a_conflict_edge() -> None:
+    # SPEC V9: CONFLICT is an edge label the delivering node may carry
+    validation = validate_graph(delivery_graph())
+    assert validation.valid and not validation.issues, validation.issues
+
+
+def test_a_decision_model_is_never_offered_the_engine_verdict() -> None:
+    # SPEC V9, V8: the closed list a decision model picks from leaves CONFLICT out
+    spec = delivery_graph(decide=True)
+    d = Driver(spec)
+    d.finish("implemented")
+    d.finish("looks fine")  # the review's mission; its decision is asked next
+    (asked,) = d.of(AskDecision)
+    assert asked.labels == ("PASS", "FAIL") and "CONFLICT" not in asked.prompt
+
+
+def test_a_supervision_run_proposes_no_merge_and_is_not_checked() -> None:
+    # SPEC V9, U6: what a supervision run delivers are requests: it is done at its end, whatever its branch
+    d = Driver(delivery_graph(conflict_edge=False), supervision=True)
+    review_passes(d, CONFLICTING)
+    assert d.run.status is Status.DONE
+
+
+def test_a_long_list_of_conflicts_is_cut_in_the_reason_and_whole_in_the_decision_file() -> None:
+    # SPEC V9, E2, J5: the reason stays short; the decision file's delivery section names every file
+    many = tuple(f"src/f{index:02d}.py" for index in range(25))
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, GitState(head="c0ffee", files_changed=many, conflicts=many))
+    assert d.run.reason is not None and d.run.reason.message.endswith("src/f19.py and 5 more")
+    assert "in 25 file(s)" in d.run.reason.message and "src/f24.py" in d.of(Escalate)[0].decision
