@@ -45,7 +45,7 @@ def test_a_conflict_routes_to_the_resolve_step_at_no_extra_call(world: World) ->
     assert run.status is Status.RUNNING and run.stage == "resolve"
     assert world.fake.dispatches[-1]["inputs"]["stage"] == "resolve"
     assert world.fake.pulls[int(run.links["pr"])]["draft"] is True
-    assert calls == 8  # the same as a mission → FAIL → mission transition (README, tests/bench/bench_github.py)
+    assert calls == 9  # the same as a mission → FAIL → mission transition (README, tests/bench/bench_github.py)
 
 
 def test_a_conflict_without_an_edge_escalates_with_the_files_in_the_decision_comment(world: World) -> None:
