@@ -13,6 +13,7 @@ from app.store.journal import record_path
 from app.webhooks.router import Outcome
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, SMALL_GRAPH, World, example
+from tests.helpers import ROOT
 
 CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\n"
 SEPARATED = CONFIG + "gates: {separateDuties: true}\n"
@@ -156,3 +157,64 @@ def test_the_requesters_own_approval_counts_when_duties_are_not_separated(world:
 
 def review_id() -> int:
     return int(example("pull_request_review", "submitted.payload.json")["review"]["id"])
+
+
+@pytest.mark.parametrize(
+    ("config", "separated"),
+    [
+        ("gates: {separateDuties: true}\n", True),
+        ("gates: {separateDuties: true}\nteams: {core: {}}\n", True),  # a team without `gates` takes the top level
+        ("gates: {separateDuties: true}\nteams: {core: {gates: {separateDuties: false}}}\n", False),  # the team wins
+        ("teams: {core: {gates: {separateDuties: true}}}\n", True),
+        ("", False),
+    ],
+)
+def test_a_teams_gates_win_over_the_top_level(config: str, separated: bool) -> None:
+    # SPEC H6: `gates:` at the top level, or in a team, which wins
+    from app.github.config import parse_config
+
+    assert parse_config(config.encode()).team_settings()[0].separate_duties is separated
+
+
+def test_the_requester_cannot_pass_the_gate_by_a_command_either(world: World) -> None:
+    # SPEC H6, GH7: `/interlock route` and `deliver` at a gate pass it: refused to the requester, with why
+    issue, _ = gate_on_pushed_work(world, SEPARATED)
+    for command in ("/interlock route PASS", "/interlock deliver"):
+        assert world.comment(issue, command, user="alice") is Outcome.HANDLED
+        assert world.run(issue).status is Status.GATE_WAIT
+    said = [c["body"] for c in world.fake.comments.values() if c["issue"] == issue]
+    assert sum("alice requested this run and duties are separated" in body for body in said) == 2
+
+
+def test_an_approval_that_counts_reads_no_comments(world: World) -> None:
+    # SPEC GH5: the normal path costs no call more (tests/bench/bench_github.py keeps the figures)
+    issue, head = gate_on_pushed_work(world)
+    calls = len(world.fake.requests)
+    review(world, issue, head)
+    assert not [r for r in world.fake.requests[calls:] if r.url.path.endswith("/comments") and r.method == "GET"]
+
+
+def test_the_readme_says_how_gates_bind_to_what_was_reviewed() -> None:
+    # SPEC GH5, H5, H6: each sentence of the README's paragraph is behaviour the tests above check
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for words in (
+        "A gate records the run branch's head when it opens: the commit the mission's job pushed, as its mission "
+        "record says (`gate.head` in the run record).",
+        "A review counts only when its `commit_id` is that commit.",
+        "A review of another commit, or of none, changes nothing and is answered with one comment on the pull "
+        "request that names both commits and says why; a redelivery of the same review posts no second comment.",
+        'by `"gates": {"separateDuties": true}` in the graph or `gates: {separateDuties: true}` in '
+        "`.github/interlock.yml` (at the top level, or in a team, which wins), the person who requested the run "
+        "(who added the trigger label; locally, who started it) may not approve its gates, nor pass one with "
+        "`/interlock route` or `deliver`",
+        "An approval that counts is journaled with its reviewer and its commit (`path[].by` and `path[].commit` "
+        "in the run record).",
+        "A record older than these fields has a gate with no head: any review of it counts, as before.",
+        "Refusing a review costs two calls (the pull request's comments read, one comment); an approval that "
+        "counts costs none more than before.",
+    ):
+        assert words in text, words
+    graph_schema = json.loads((ROOT / "graphs" / "graph.schema.json").read_text())
+    assert "separateDuties" in graph_schema["$defs"]["GateRules"]["properties"]
+    config_schema = (ROOT / "app" / "github" / "interlock.schema.json").read_text()
+    assert config_schema.count('"separateDuties"') >= 1
