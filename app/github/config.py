@@ -11,7 +11,6 @@ graphsets: [.github/interlock/graphs]   # graph files in the repository; the bun
 workflow: interlock.yml          # the workflow each mission is dispatched to
 gatekeepers: [alice, bob]        # review requested at gates
 autopilot: false
-gates: {separateDuties: true}     # the person who requested a run may not approve its gates (SPEC H6)
 policy: {maxCalls: 30}
 advisor: "openai:gpt-4o-mini"    # asked once when a mission ends badly: retry, revise or escalate (SPEC E4)
 prices: {my-model: {input: 0.5, output: 1.5}}   # USD per million tokens over the shipped table, for HTTP agents
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
-from app.engine.graph import GateRules, Policy
+from app.engine.graph import Policy
 from app.engine.verdict import UPSTREAM_PATTERN
 from app.github.teams import TeamConfig, TeamDefaults, TeamName, TeamSettings, implicit_team, settle
 from app.inputfile import InputUnreadable, parse_yaml_text
@@ -66,9 +65,6 @@ class RepoConfig(BaseModel):
     workflow: str = "interlock.yml"
     gatekeepers: list[str] = Field(default_factory=list)
     autopilot: bool = False
-    gates: GateRules = Field(
-        default_factory=GateRules, description="who may pass gates: separateDuties (SPEC H6); a team's `gates` wins"
-    )
     concurrency: int | None = Field(
         None, ge=1, description="runs at once of a repository without `teams:` (SPEC U5); left out, no limit"
     )
@@ -137,7 +133,6 @@ class RepoConfig(BaseModel):
             graphsets=self.graphsets,
             default_graph=self.default_graph,
             autopilot=self.autopilot,
-            gates=self.gates,
             runners=self.runners,
             concurrency=self.concurrency,
         )

@@ -22,7 +22,7 @@ teams:
 ```
 
 A team key left out takes the file's top-level key of the same meaning (``gatekeepers``, ``graphsets``,
-``default_graph``, ``autopilot``, ``gates``, ``runners``), so a one-team file reads like today's.
+``default_graph``, ``autopilot``, ``runners``), so a one-team file reads like today's.
 """
 
 from __future__ import annotations
@@ -125,7 +125,6 @@ class TeamDefaults(BaseModel):
     default_graph: str
     autopilot: bool
     runners: Runners
-    gates: GateRules = Field(default_factory=GateRules)
     concurrency: int | None = None  # only the implicit team's: a repository without `teams:` is not limited
 
 
@@ -139,7 +138,7 @@ def settle(name: str, team: TeamConfig, defaults: TeamDefaults) -> TeamSettings:
         default_graph=team.default_graph or defaults.default_graph,
         auto_accept=team.auto_accept,
         autopilot=defaults.autopilot if team.autopilot is None else team.autopilot,
-        separate_duties=(defaults.gates if team.gates is None else team.gates).separate_duties,
+        separate_duties=team.gates is not None and team.gates.separate_duties,  # not top-level: local `gates:`
         concurrency=team.concurrency,
         satellites=list(team.satellites),
         accepts_requests=team.accepts_requests,

@@ -16,7 +16,7 @@ from tests.github.test_flows import REPO, SMALL_GRAPH, World, example
 from tests.helpers import ROOT
 
 CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\n"
-SEPARATED = CONFIG + "gates: {separateDuties: true}\n"
+SEPARATED = CONFIG + "teams: {core: {gates: {separateDuties: true}}}\n"
 
 
 @pytest.fixture
@@ -162,15 +162,14 @@ def review_id() -> int:
 @pytest.mark.parametrize(
     ("config", "separated"),
     [
-        ("gates: {separateDuties: true}\n", True),
-        ("gates: {separateDuties: true}\nteams: {core: {}}\n", True),  # a team without `gates` takes the top level
-        ("gates: {separateDuties: true}\nteams: {core: {gates: {separateDuties: false}}}\n", False),  # the team wins
         ("teams: {core: {gates: {separateDuties: true}}}\n", True),
+        ("teams: {core: {gates: {separateDuties: false}}}\n", False),
+        ("teams: {core: {}}\n", False),
         ("", False),
     ],
 )
-def test_a_teams_gates_win_over_the_top_level(config: str, separated: bool) -> None:
-    # SPEC H6: `gates:` at the top level, or in a team, which wins
+def test_a_team_separates_duties_only_when_it_says_so(config: str, separated: bool) -> None:
+    # SPEC H6: a team's `gates:`; the top-level `gates:` stays a local run's ask | approve | stop
     from app.github.config import parse_config
 
     assert parse_config(config.encode()).team_settings()[0].separate_duties is separated
@@ -204,7 +203,8 @@ def test_the_readme_says_how_gates_bind_to_what_was_reviewed() -> None:
         "A review of another commit, or of none, changes nothing and is answered with one comment on the pull "
         "request that names both commits and says why; a redelivery of the same review posts no second comment.",
         'by `"gates": {"separateDuties": true}` in the graph or `gates: {separateDuties: true}` in '
-        "`.github/interlock.yml` (at the top level, or in a team, which wins), the person who requested the run "
+        "a team of `.github/interlock.yml` (the top-level `gates:` is a local run's `ask`, `approve` or `stop`), "
+        "the person who requested the run "
         "(who added the trigger label; locally, who started it) may not approve its gates, nor pass one with "
         "`/interlock route` or `deliver`",
         "An approval that counts is journaled with its reviewer and its commit (`path[].by` and `path[].commit` "
