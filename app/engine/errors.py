@@ -77,3 +77,9 @@ class VersionConflict(InterlockError):
         self.expected = expected
         self.found = found
         super().__init__(f"run {run_id!r} changed underneath: expected version {expected}, found {found}")
+
+
+class GateRefused(EventRejected):
+    """A person's review a gate does not count (SPEC H5, H6): of another commit than the one the gate opened on,
+    or the requester's own where duties are separated. Nothing changed; the shell answers the review with
+    ``message``, which says why."""

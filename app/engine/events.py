@@ -59,6 +59,7 @@ class Start(Event):
     team: str = ""  # the team the run belongs to (issue 13); "" where there are no teams
     supervision: bool = False  # a supervision run (SPEC U6): its requests must cite findings
     satellites: tuple[str, ...] = ()  # the team's other repositories, owner/name, where work may land (SPEC U7)
+    separate_duties: bool = False  # the team's rule: the requester may not approve the run's gates (SPEC H6)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,12 +94,16 @@ class SessionStarted(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class GateApproved(Event):
+    """``commit``: what the person reviewed (SPEC H5); ``None`` when the shell cannot say, "" for none named."""
+
     note: str = ""
+    commit: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class GateAmended(Event):
     note: str
+    commit: str | None = None  # as for an approval (SPEC H5)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -275,13 +275,13 @@ def reask_or_escalate(t: Transition, waiting: Waiting, verdict: str | None) -> N
     t.run.reasked = True
 
 
-def follow(t: Transition, edge: Edge, by: str = "engine") -> None:
+def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> None:
     """Follow an edge, emit the node's event on PASS, honour a stop at mission return (SPEC J4).
 
     A stop wins over the end too: the run waits at ``__end__``, interrupted, its last result accepted; a
     resume then reaches the end without running anything again."""
     stage = t.run.stage
-    hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by)
+    hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by, commit=commit)
     path = [*t.run.path, hop][-HOP_WINDOW:]
     t.run.hop_count = t.run.hop_count + 1
     earlier = t.run.recap.split(" → ")[-(RECAP_HOPS - 1) :] if t.run.recap else []
@@ -305,7 +305,7 @@ def open_gate(t: Transition, routing: Routing, seq: int) -> None:
         return
     verdict = routing.verdict or PASS
     t.run.status = Status.GATE_WAIT
-    t.run.gate = Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq)
+    t.run.gate = Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq, head=t.run.head or None)
     t.emit(
         OpenPullRequest(draft=True),
         OpenGate(t.run.stage, verdict, seq),

@@ -89,6 +89,16 @@ class Policy(StrictModel):
         return (self.max_attempts, self.max_calls, self.max_units, self.max_cost_usd) != (None, None, None, None)
 
 
+class GateRules(StrictModel):
+    """How the graph's human gates may be passed (SPEC H6). Also a team's ``gates:`` on GitHub."""
+
+    separate_duties: bool = Field(
+        False,
+        alias="separateDuties",
+        description="The person who requested a run may not approve its gates (SPEC H6).",
+    )
+
+
 class Graph(StrictModel):
     """A validated workflow graph. Build it with ``app.engine.validate.parse_graph``."""
 
@@ -98,6 +108,7 @@ class Graph(StrictModel):
     nodes: tuple[Node, ...] = Field(strict=False)
     edges: tuple[Edge, ...] = Field(strict=False)
     policy: Policy = Field(default_factory=Policy)
+    gates: GateRules = Field(default_factory=GateRules)
 
     _by_stage: dict[str, Node] = PrivateAttr(default_factory=dict)
     _outgoing: dict[str, tuple[Edge, ...]] = PrivateAttr(default_factory=dict)

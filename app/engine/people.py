@@ -32,6 +32,7 @@ from app.engine.events import (
     UpstreamChanged,
 )
 from app.engine.flow import NOT_MISSIONS, dispatch, enter, escalate, follow, interrupt, note_person, reach_end, settle
+from app.engine.gates import approved_line, check_duties, check_review
 from app.engine.graph import END
 from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
 from app.engine.transition import Transition
@@ -54,18 +55,21 @@ def on_gate_approved(t: Transition, event: GateApproved) -> None:
     require(t, event, Status.GATE_WAIT)
     gate = t.run.gate
     assert gate is not None
+    check_review(t, gate, event)  # SPEC H5
+    check_duties(t, event)  # SPEC H6
     note_person(t, f"Gate approved at {gate.stage} by {event.by or 'a person'}", event.note)
     t.run.status = Status.RUNNING
-    t.add_line(f"gate of {gate.stage} approved")
+    t.add_line(approved_line(gate, event))
     edge = route_verdict(t.graph, gate.stage, gate.verdict).edge
     assert edge is not None
-    follow(t, edge, by=event.by or "gate")
+    follow(t, edge, by=event.by or "gate", commit=event.commit or gate.head or "")
 
 
 def on_gate_amended(t: Transition, event: GateAmended) -> None:
     require(t, event, Status.GATE_WAIT)
     gate = t.run.gate
     assert gate is not None
+    check_review(t, gate, event)  # SPEC H5
     note_person(t, f"Amendment at {gate.stage} by {event.by or 'a person'}", event.note)
     t.run.gate = None
     t.run.status = Status.RUNNING
@@ -129,6 +133,7 @@ def on_route(t: Transition, event: RouteChosen) -> None:
         labels = ", ".join(t.graph.labels(t.run.stage)) or "none"
         raise reject(t, event, f"stage {t.run.stage!r} has no edge for {event.verdict!r}; its labels: {labels}")
     label = next((x for x in t.graph.labels(t.run.stage) if x.casefold() == event.verdict.casefold()), event.verdict)
+    check_duties(t, event)  # SPEC H6: routing a run on from its gate passes the gate
     close_decision(t, Choice.ROUTE, f"route {label}", event.by)
     _rearm(t)
     follow(t, edge, by=event.by or "person")
@@ -137,6 +142,7 @@ def on_route(t: Transition, event: RouteChosen) -> None:
 def on_deliver(t: Transition, event: Deliver) -> None:
     if t.run.status not in RESUMABLE:
         raise reject(t, event, "only a stopped, failed, escalated or waiting run can be delivered by hand")
+    check_duties(t, event)  # SPEC H6: delivering from a gate passes it
     close_decision(t, Choice.DELIVER, "deliver", event.by)
     _rearm(t)
     t.add_line(f"delivered by {event.by or 'a person'}")

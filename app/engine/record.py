@@ -184,6 +184,7 @@ class Gate(Record):
     verdict: str
     opened_at: datetime
     mission: int
+    head: str | None = None  # the run branch head it opened on: an approval counts for it only (SPEC H5)
 
 
 class UpstreamState(StrEnum):
@@ -217,6 +218,7 @@ class Hop(Record):
     to: str
     visit: int
     by: str = "engine"
+    commit: str = ""  # the commit a person approved at the gate that led here (SPEC H5)
 
 
 class Request(Record):
@@ -338,6 +340,9 @@ class Run(Record):
     gate: Gate | None = None
     branch: str
     base: str
+    head: str = ""  # the run branch's head as the newest event that read it said (SPEC H5)
+    requested_by: str = ""  # who started the run: with separate duties, never its gates' approver (SPEC H6)
+    separate_duties: bool = False  # the team's rule at start (SPEC H6); the graph's `gates` may say it too
     reason: Reason | None = None
     ledger: Ledger = field(default_factory=Ledger)
     window: Window = field(default_factory=Window)

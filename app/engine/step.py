@@ -106,6 +106,8 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         team=event.team,
         supervision=event.supervision,
         satellites=list(event.satellites),
+        requested_by=event.by or (event.launch.by if event.launch else ""),  # SPEC H6
+        separate_duties=event.separate_duties,
         upstream_allowed=list(event.upstream),
         launch=event.launch,
         applied={event.key: event.at},
@@ -141,6 +143,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     if handler is None:
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
+    if event.git is not None and event.git.head:  # the branch head a gate opens on (SPEC H5)
+        t.run.head = event.git.head
     if event.launch is not None:
         _relaunch(t, event.launch)
     handler(t, event)

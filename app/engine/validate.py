@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from app.engine.cost_findings import cost_issues
 from app.engine.errors import GraphInvalid
-from app.engine.graph import END, RESERVED_VERDICTS, Edge, Graph, Node, Policy, distinct_labels
+from app.engine.graph import END, RESERVED_VERDICTS, Edge, GateRules, Graph, Node, Policy, distinct_labels
 from app.engine.names import unfit_text
 from app.engine.reachability import flow_issues
 from app.engine.team import Team
@@ -39,6 +39,7 @@ class _Header(BaseModel, strict=True, extra="forbid"):
     nodes: list[Any]
     edges: list[Any]
     policy: Policy = Field(default_factory=Policy)
+    gates: GateRules = Field(default_factory=GateRules)  # SPEC H6
 
 
 class _Loose(NamedTuple):
@@ -116,6 +117,7 @@ def _validate(data: Any, team: Team | None) -> Validation:
         nodes=tuple(nodes),
         edges=tuple(edges),
         policy=header.policy,
+        gates=header.gates,
     )
     return Validation((*issues, *cost_issues(graph)), graph)
 

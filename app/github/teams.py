@@ -13,6 +13,7 @@ teams:
     defaultGraph: feature
     autoAccept: false
     autopilot: false
+    gates: {separateDuties: true}        # the person who requested a run may not approve its gates (SPEC H6)
     concurrency: 1
     satellites: [octo/docs]
     acceptsRequests: true
@@ -33,6 +34,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.engine.errors import InterlockError
+from app.engine.graph import GateRules
 from app.engine.team import Role, Team
 
 TEAM_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"  # it is written in a `team:<name>` label
@@ -56,6 +58,7 @@ class TeamConfig(BaseModel):
         False, alias="autoAccept", description="start accepted requests on defaultGraph without a person (SPEC U4)"
     )
     autopilot: bool | None = Field(None, description="pass the team's gates automatically (SPEC H4)")
+    gates: GateRules | None = Field(None, description="who may pass the team's gates: separateDuties (SPEC H6)")
     concurrency: int = Field(1, ge=1, description="runs of the team at once (SPEC U5)")
     satellites: list[Annotated[str, Field(pattern=REPOSITORY)]] = Field(
         default_factory=list, description="other repositories, owner/name, where the team's work may land (SPEC U7)"
@@ -101,6 +104,7 @@ class TeamSettings(BaseModel):
     default_graph: str
     auto_accept: bool
     autopilot: bool
+    separate_duties: bool  # the requester of a run may not approve its gates (SPEC H6)
     concurrency: int | None  # None: no limit (the implicit team, unless the top-level `concurrency` sets one)
     satellites: list[str]
     accepts_requests: bool
@@ -134,6 +138,7 @@ def settle(name: str, team: TeamConfig, defaults: TeamDefaults) -> TeamSettings:
         default_graph=team.default_graph or defaults.default_graph,
         auto_accept=team.auto_accept,
         autopilot=defaults.autopilot if team.autopilot is None else team.autopilot,
+        separate_duties=team.gates is not None and team.gates.separate_duties,  # not top-level: local `gates:`
         concurrency=team.concurrency,
         satellites=list(team.satellites),
         accepts_requests=team.accepts_requests,

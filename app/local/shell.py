@@ -53,6 +53,7 @@ from app.engine.record import FINAL, Launch, Run, Status
 from app.local import leftovers, missions, satellites
 from app.local.basestate import with_delivery_state
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
+from app.local.gatecommit import reviewed_commit
 from app.local.gitops import (
     clear_stale_locks,
     create_run_branch,
@@ -156,7 +157,7 @@ class LocalShell:
         """Apply a person's event (approve, resume, stop...) and, unless told not to, drive the run on."""
         run = self.notice_merge(self.store.load(run_id))
         graph = self.graph_of(run)
-        event = Redactor().event(make(run))  # keyed once, so a retry re-applies it; a person's text masked
+        event = reviewed_commit(Redactor().event(make(run)), self.repo, run)  # masked; a gate's: of the head (H5)
         if not drive:  # a stop: it must reach a run another process drives (SPEC J4)
             return self.driver.apply(run_id, same_event(event), graph).run
         if not isinstance(event, Abandon | Deliver):  # these dispatch nothing: they go on without a satellite
@@ -179,7 +180,7 @@ class LocalShell:
             done = self.execute(run, graph, effect)
             if done is None:
                 continue
-            event = Redactor().event(done.event)  # an answer at the prompt is a person's text: masked
+            event = reviewed_commit(Redactor().event(done.event), self.repo, run)  # masked; of the head (H5)
             event = with_delivery_state(self.repo, run, event)  # SPEC V9: a gate answer or decision may end it
             applied = self.driver.apply(run.id, same_event(event), graph, done.files)
             run = applied.run

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine import events as ev
-from app.engine.errors import EventRejected, RunNotFound, VersionConflict
+from app.engine.errors import EventRejected, GateRefused, RunNotFound, VersionConflict
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run, UpstreamState
 from app.github.client import GitHubApp
@@ -26,6 +26,7 @@ from app.webhooks.board_commands import board_command, on_board_issue
 from app.webhooks.check_actions import requested_action
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
+from app.webhooks.gate_reviews import answer_refused, review_commit
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import leave, tell_places
 from app.webhooks.requests import UPSTREAM_LINK, default_branch_of, is_request, label_closed, own_marker, start_accepted
@@ -317,15 +318,19 @@ class Handlers:
             inline = runs.api.review_comments(runs.repo, number, review_id)
             note = "\n".join(filter(None, [note, *inline]))
         note = runs.api.redactor.text(note)  # a person's text: masked where it enters (issue 11)
+        commit, key = review_commit(delivery.payload), delivery.delivery_id  # SPEC H5: what was reviewed
 
         def event(run: Run) -> ev.Event:
             if run.gate is not None and submitted < run.gate.opened_at:
                 raise EventRejected(run.id, run.status.value, "review", "submitted before the gate opened")
             if state == "approved":
-                return ev.GateApproved(key=delivery.delivery_id, at=submitted, by=user, note=note)
-            return ev.GateAmended(key=delivery.delivery_id, at=submitted, by=user, note=note or "(changes requested)")
+                return ev.GateApproved(key=key, at=submitted, by=user, note=note, commit=commit)
+            return ev.GateAmended(key=key, at=submitted, by=user, note=note or "(changes requested)", commit=commit)
 
-        return self._apply(runs, run_id, event)
+        try:
+            return self._apply(runs, run_id, event)
+        except GateRefused as refused:  # SPEC H5, H6: another commit, or the requester's own: answered once
+            return answer_refused(runs, delivery, run_id, user, refused)
 
     def pull_closed(self, delivery: Delivery) -> Outcome:
         """SPEC GH6: merged is done; closed without merge is cancelled. With satellites (U7): done when all merged."""
@@ -383,6 +388,8 @@ class Handlers:
     def _apply(self, runs: GitHubRuns, run_id: str, make: Any, also: tuple[str, ...] = ()) -> Outcome:
         try:
             run = runs.apply(run_id, make, also=also)
+        except GateRefused:
+            raise  # a review the gate does not count: the reviewer is told why (review_submitted)
         except (RunNotFound, EventRejected):
             return Outcome.IGNORED
         except GRAPH_ERRORS as exc:  # the run's stored graph cannot be read: told on its issue, answered 422

@@ -140,6 +140,7 @@ class GitHubRuns:
             base=config.base,
             policy=config.policy,
             autopilot=team.autopilot,
+            separate_duties=team.separate_duties,  # SPEC H6
             team="" if team.implicit else team.name,
             satellites=tuple(team.satellites),
             advisor=bool(config.advisor),

@@ -105,6 +105,9 @@ def test_appless_mode_runs_the_loop_with_workflow_jobs_only(actions: Actions) ->
     review["pull_request"]["head"] = {**review["pull_request"]["head"], "ref": f"interlock/issue-{issue}"}
     review["review"] = {**review["review"], "state": "approved", "user": {"login": "carol"}, "submitted_at": now()}
     review["repository"] = {**review["repository"], "full_name": REPO, "default_branch": "main"}
+    head = git(actions.origin, "rev-parse", f"interlock/issue-{issue}")
+    assert run["gate"]["head"] == head  # SPEC H5: the job's record named the head it pushed
+    review["review"]["commit_id"] = head  # the review is of what the gate opened on
     assert "pull_request_review.submitted: handled" in actions.event("pull_request_review", review)
     run = json.loads(git(actions.origin, "show", f"interlock/state:runs/issue-{issue}.json"))
     assert run["status"] == "awaiting_merge" and actions.fake.pulls[int(run["links"]["pr"])]["draft"] is False

@@ -252,6 +252,9 @@ def test_the_whole_loop_on_loopback(loop: Loop) -> None:
     review["pull_request"]["head"] = {**review["pull_request"]["head"], "ref": branch}
     review["review"] = {**review["review"], "state": "approved", "body": "Ship it", "user": {"login": "carol"}}
     review["review"]["submitted_at"] = now()
+    head = git(loop.origin, "rev-parse", branch)
+    assert gated["gate"]["head"] == head  # SPEC H5: the real job's record named the head it pushed
+    review["review"]["commit_id"] = head  # the review is of what the gate opened on
     assert loop.service.deliver("pull_request_review", review)["outcome"] == "handled"
     assert loop.record(run_id)["status"] == "awaiting_merge" and pull["draft"] is False
 
