@@ -81,7 +81,7 @@ def event_file(
     data: dict[str, Any] = {
         "version": run.version,
         "kind": type(event).__name__,
-        "event": TypeAdapter(type(event)).dump_python(event, mode="json", warnings=False),
+        "event": TypeAdapter(type(event)).dump_python(event, mode="json", by_alias=True, warnings=False),
         "record": record_hash(run),
         "graph": run.graph_hash,  # the graph the event was applied on: the new one for an upgrade (SPEC J7)
         "missions": dict(sorted(new_missions.items())),
