@@ -202,3 +202,16 @@ def test_verify_of_an_unknown_run_is_bad_input(tmp_path: Path, monkeypatch: Any)
     bench, _ = finished_run(tmp_path, monkeypatch)
     result = verify(bench, "no-such-run")
     assert result.returncode == 2 and "no-such-run" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_another_runs_record_in_place_of_the_run_is_named_as_an_edited_record(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J6: a record copied over from another run is an edit of this run's record, named by this run's path;
+    # it was checked as the other run, whose intact files were then blamed
+    bench, run_id = finished_run(tmp_path, monkeypatch)
+    other = bench.shell().start(LOOP, "Other work", "details")
+    commit_on_state(bench, record_path(run_id), state_file(bench, record_path(other.id)))
+    result = verify(bench, run_id, "--json")
+    found = json.loads(result.stdout)["found"]
+    assert result.returncode == 1 and found["kind"] == "edited record" and found["path"] == record_path(run_id)
+    assert other.id in found["detail"]
+    assert verify(bench, other.id).returncode == 0
