@@ -216,3 +216,16 @@ def test_the_readme_says_what_a_budget_stop_and_a_raise_do() -> None:
         assert f"`{limit}=+N`" in readme
     assert "| `interlock budget RUN calls=+N [usd=+N] [units=+N] [attempts=+N]` |" in readme
     assert "budget raised. **Effects**" in readme
+
+
+@pytest.mark.parametrize("limit", ["attempts", "usd"])
+def test_a_raise_past_what_a_number_holds_is_refused_and_changes_nothing(limit: str) -> None:
+    # SPEC P5: a raise that would make a limit infinite is refused with why; it was an internal error
+    # (OverflowError) for a counted limit, and an unlimited run once the journal wrote infinity as null
+    d = Driver(loop_graph(policy={"maxCalls": 3, "maxAttempts": int(1e308), "maxCostUsd": 1e308}))
+    while d.run.status is Status.RUNNING:
+        d.finish("VERDICT: FAIL" if d.run.stage == "review" else "done")
+    before = d.run
+    with pytest.raises(EventRejected, match=f"{LIMITS[limit][1]} would be too large"):
+        d.apply(ev.BudgetRaised, by="alice", amounts={limit: 1e308})
+    assert d.run is before and not before.ledger.raises
