@@ -115,6 +115,7 @@ def read_transition(data: bytes) -> Transition:
         event = TypeAdapter(kind).validate_python(raw["event"])
         anchor = Run.from_journal(raw[ANCHOR]) if raw.get(ANCHOR) is not None else None
         missions = TypeAdapter(dict[str, str]).validate_python(raw.get("missions", {}))
-        return Transition(int(raw["version"]), event, str(raw["record"]), str(raw["graph"]), missions, anchor)
+        version = TypeAdapter(int).validate_python(raw["version"], strict=True)  # as written: no 1.0, no true
+        return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor)
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise TransitionUnreadable(str(exc).splitlines()[0]) from None

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.engine.record import Status
 from app.gitaccess import on_machine_env
 from app.store.journal import event_path, events_folder, mission_path, record_path
@@ -215,3 +217,18 @@ def test_another_runs_record_in_place_of_the_run_is_named_as_an_edited_record(tm
     assert result.returncode == 1 and found["kind"] == "edited record" and found["path"] == record_path(run_id)
     assert other.id in found["detail"]
     assert verify(bench, other.id).returncode == 0
+
+
+@pytest.mark.parametrize("written", [b'"version": 1.0', b'"version": true', b'"version": "1"'])
+def test_an_events_file_whose_version_is_not_a_whole_number_is_an_edited_transition(
+    tmp_path: Path, monkeypatch: Any, written: bytes
+) -> None:
+    # SPEC J6: an events file says its version as the driver writes it, a whole number; `1.0` (one byte added)
+    # or `true` passed as version 1, and the run verified
+    bench, run_id = finished_run(tmp_path, monkeypatch)
+    first = event_path(run_id, 1)
+    stored = state_file(bench, first)
+    assert b'"version": 1,' in stored
+    commit_on_state(bench, first, stored.replace(b'"version": 1', written, 1))
+    result = verify(bench, run_id)
+    assert result.returncode == 1 and f"edited transition at version 1 ({first}): not an events file" in result.stdout
