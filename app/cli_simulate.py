@@ -103,6 +103,8 @@ def simulation_lines(graph: Graph, result: Simulation) -> list[str]:
     for category, line in sorted(ledger.by_category.items()):
         lines.append(f"  {category.value}: {_figures(line.attempts, line.calls, line.units)}")
     stopped = f" (stopped at the gate of {result.stopped_at_gate!r}: --gates stop)" if result.stopped_at_gate else ""
+    if result.gave_up_after is not None:
+        stopped = f" (the simulation gave up after {result.gave_up_after} events: the visit budgets allow more)"
     lines.append(f"final: {outcome_line(run)}{stopped}")
     where = run.reason.stage if run.reason is not None else None
     if where is not None and graph.has_stage(where) and PASS not in (verdicts_of(graph, where) or (PASS,)):
@@ -125,6 +127,7 @@ def simulation_json(graph: Graph, result: Simulation) -> dict[str, Any]:
         "stage": run.stage,
         "reason": None if run.reason is None else {"code": run.reason.code.value, "message": run.reason.message},
         "stopped_at_gate": result.stopped_at_gate,
+        "gave_up_after": result.gave_up_after,
         "path": [
             {"stage": hop.stage, "visit": hop.visit, "verdict": hop.verdict, "to": hop.to, "by": hop.by}
             for hop in result.hops

@@ -160,3 +160,37 @@ def test_the_readme_says_what_validate_cost_and_simulate_do() -> None:
     start = readme.index("interlock validate --cost graphs/delivery/feature.json\n")
     example = [line.removeprefix("#").strip() for line in readme[start:].splitlines()[1:3]]
     assert all(line in shown for line in example) and example[0].startswith("worst case")
+
+
+def test_a_simulation_longer_than_its_event_cap_ends_with_why_not_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SPEC G7: a valid graph whose visit budgets allow more events than a simulation takes (a PASS cycle with
+    # maxVisits 100000 needs 200000 missions) ends not finished, exit 1, saying where and why; it was an internal
+    # error (RuntimeError, exit 70). The cap is lowered here so that the test is fast.
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from app.engine import simulate
+
+    cycle = {
+        "name": "cycle",
+        "entry": "a",
+        "nodes": [
+            {"stage": "a", "capability": "implement", "maxVisits": 100000},
+            {"stage": "b", "capability": "review", "maxVisits": 100000},
+        ],
+        "edges": [
+            {"from": "a", "verdict": "PASS", "to": "b"},
+            {"from": "b", "verdict": "PASS", "to": "a"},
+            {"from": "b", "verdict": "FAIL", "to": "__end__"},
+        ],
+    }
+    path = tmp_path / "cycle.json"
+    path.write_text(json.dumps(cycle))
+    monkeypatch.setattr(simulate, "MAX_EVENTS", 40)
+    result = CliRunner().invoke(cli, ["simulate", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "final: running at 'a' (the simulation gave up after 40 events" in result.stdout
+    shown = CliRunner().invoke(cli, ["simulate", str(path), "--json"])
+    assert shown.exit_code == 1 and json.loads(shown.stdout)["gave_up_after"] == 40

@@ -13,7 +13,7 @@ from app.engine.decisions import close_decision, one_name
 from app.engine.events import BudgetRaised
 from app.engine.flow import ask_advisor, decide, dispatch
 from app.engine.people import reject
-from app.engine.raises import RAISE_WINDOW, BudgetRaise, HeldCall, raised_policy, unset_limits
+from app.engine.raises import RAISE_WINDOW, BudgetRaise, HeldCall, overflowing_limits, raised_policy, unset_limits
 from app.engine.record import Choice, MissionKind, ReasonCode, Status, Waiting
 from app.engine.transition import Transition
 
@@ -35,6 +35,8 @@ def on_budget_raised(t: Transition, event: BudgetRaised) -> None:
     unset = unset_limits(run.policy, event.amounts)
     if unset or not event.amounts:
         raise reject(t, event, f"the run's policy sets no {', '.join(unset) or 'limit'}: there is nothing to raise")
+    if too_large := overflowing_limits(run.policy, event.amounts):
+        raise reject(t, event, f"{', '.join(too_large)} would be too large to count: raise it by less")
     record_raise(t, event, held.stage)
     run.policy = raised_policy(run.policy, event.amounts)
     close_decision(t, Choice.BUDGET, f"budget {t.run.ledger.raises[-1].text()}", event.by)

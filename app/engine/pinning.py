@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from app.engine.events import GraphMismatched, GraphUpgraded
 from app.engine.flow import escalate
+from app.engine.graph import Graph
+from app.engine.kinds import MissionKind
 from app.engine.people import reject
+from app.engine.raises import HeldCall
 from app.engine.record import RESUMABLE, ReasonCode, Status
 from app.engine.transition import Transition
 
@@ -43,3 +46,18 @@ def on_graph_upgraded(t: Transition, event: GraphUpgraded) -> None:
     t.run.graph = t.graph.name
     t.run.graph_hash = event.graph_hash
     t.run.visits = {stage: count for stage, count in t.run.visits.items() if t.graph.has_stage(stage)}
+    if t.run.held is not None and not held_call_fits(t.graph, t.run.held):
+        t.run.held = None  # a call of the version left (SPEC P5): a resume re-enters the stage on this one
+
+
+def held_call_fits(graph: Graph, held: HeldCall) -> bool:
+    """Whether the call a budget held is still the call ``graph``'s node at its stage makes: a decision at a node
+    that decides, a check at a check, a worker's call at a node with a worker; the advisor anywhere."""
+    if not graph.has_stage(held.stage):
+        return False
+    node = graph.node(held.stage)
+    if held.kind is MissionKind.DECIDE:
+        return node.decides
+    if held.kind is MissionKind.ADVISOR:
+        return True
+    return (held.kind is MissionKind.CHECK) == (node.check is not None)

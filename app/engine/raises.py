@@ -94,6 +94,13 @@ def unset_limits(policy: Policy, amounts: dict[str, float]) -> list[str]:
     return [LIMITS[key][1] for key in amounts if getattr(policy, LIMITS[key][0]) is None]
 
 
+def overflowing_limits(policy: Policy, amounts: dict[str, float]) -> list[str]:
+    """The raised limits that would pass what a number holds (infinity): refused, never an unlimited run."""
+    return [
+        LIMITS[key][1] for key, amount in amounts.items() if not math.isfinite(getattr(policy, LIMITS[key][0]) + amount)
+    ]
+
+
 def raised_policy(policy: Policy, amounts: dict[str, float]) -> Policy:
     """The policy with each named limit raised by its amount."""
     changes: dict[str, float] = {}

@@ -81,7 +81,7 @@ def event_file(
     data: dict[str, Any] = {
         "version": run.version,
         "kind": type(event).__name__,
-        "event": TypeAdapter(type(event)).dump_python(event, mode="json", warnings=False),
+        "event": TypeAdapter(type(event)).dump_python(event, mode="json", by_alias=True, warnings=False),
         "record": record_hash(run),
         "graph": run.graph_hash,  # the graph the event was applied on: the new one for an upgrade (SPEC J7)
         "missions": dict(sorted(new_missions.items())),
@@ -115,6 +115,7 @@ def read_transition(data: bytes) -> Transition:
         event = TypeAdapter(kind).validate_python(raw["event"])
         anchor = Run.from_journal(raw[ANCHOR]) if raw.get(ANCHOR) is not None else None
         missions = TypeAdapter(dict[str, str]).validate_python(raw.get("missions", {}))
-        return Transition(int(raw["version"]), event, str(raw["record"]), str(raw["graph"]), missions, anchor)
+        version = TypeAdapter(int).validate_python(raw["version"], strict=True)  # as written: no 1.0, no true
+        return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor)
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise TransitionUnreadable(str(exc).splitlines()[0]) from None

@@ -156,6 +156,9 @@ def verify(reader: FileReader, run_id: str) -> Verification:
     except ValueError as exc:
         found = Found(Divergence.EDITED_RECORD, 0, path, f"not a run record ({str(exc).splitlines()[0]})")
         return Verification(run_id, 0, 0, 0, found)
+    if head.id != run_id:  # another run's record put in its place: checking it would blame the other's files
+        found = Found(Divergence.EDITED_RECORD, head.version, path, f"it is the record of run {head.id[:80]}")
+        return Verification(run_id, head.version, 0, 0, found)
     first = checkable_from(reader, run_id, head.version)
     if head.chain is None:
         if first:  # events were written for it, so a record without a chain was edited

@@ -12,6 +12,7 @@ from app.engine.effects import AskDecision, DispatchMission, Escalate, MessageKi
 from app.engine.errors import EventRejected
 from app.engine.raises import LIMITS, RAISE_WINDOW, RaiseInvalid, parse_raise
 from app.engine.record import Category, Choice, MissionKind, ReasonCode, Run, Status, Usage
+from app.engine.validate import parse_graph
 from app.local.reports import money_report
 from tests.engine.driver import Driver, loop_graph
 from tests.helpers import ROOT, edge, graph, node
@@ -216,3 +217,43 @@ def test_the_readme_says_what_a_budget_stop_and_a_raise_do() -> None:
         assert f"`{limit}=+N`" in readme
     assert "| `interlock budget RUN calls=+N [usd=+N] [units=+N] [attempts=+N]` |" in readme
     assert "budget raised. **Effects**" in readme
+
+
+@pytest.mark.parametrize("limit", ["attempts", "usd"])
+def test_a_raise_past_what_a_number_holds_is_refused_and_changes_nothing(limit: str) -> None:
+    # SPEC P5: a raise that would make a limit infinite is refused with why; it was an internal error
+    # (OverflowError) for a counted limit, and an unlimited run once the journal wrote infinity as null
+    d = Driver(loop_graph(policy={"maxCalls": 3, "maxAttempts": int(1e308), "maxCostUsd": 1e308}))
+    while d.run.status is Status.RUNNING:
+        d.finish("VERDICT: FAIL" if d.run.stage == "review" else "done")
+    before = d.run
+    with pytest.raises(EventRejected, match=f"{LIMITS[limit][1]} would be too large"):
+        d.apply(ev.BudgetRaised, by="alice", amounts={limit: 1e308})
+    assert d.run is before and not before.ledger.raises
+
+
+def test_a_held_call_the_upgraded_graph_no_longer_makes_is_dropped_by_the_upgrade() -> None:
+    # SPEC P5, J7: a budget held a decision call at `triage`; the run moves to a version where `triage` decides
+    # nothing. A raise then made a decision call at a node that does not decide; now the held call goes with the
+    # old version (the raise is refused, a resume re-enters the stage on the new graph)
+    def triage(decide: bool) -> Any:
+        nodes = [node("triage", decide=True) if decide else node("triage"), node("fix")]
+        edges = [edge("triage", "BUG", "fix"), edge("fix", "PASS", "__end__")]
+        return graph(nodes, edges, entry="triage", policy={"maxCalls": 1})
+
+    d = Driver(triage(decide=True))
+    d.finish("The stack trace shows a crash in parse().")
+    assert d.run.held is not None and d.run.held.kind is MissionKind.DECIDE
+    d.graph = parse_graph(triage(decide=False))
+    d.apply(ev.GraphUpgraded, by="bob", graph_hash=d.graph.content_hash())
+    assert d.run.held is None
+    with pytest.raises(EventRejected, match="not stopped by a budget"):
+        d.apply(ev.BudgetRaised, by="alice", amounts={"calls": 2})
+    kept = Driver(triage(decide=True))  # a version where the held call still fits keeps it
+    kept.finish("crash")
+    moved = triage(decide=True)
+    moved["nodes"][1]["maxVisits"] = 5
+    kept.graph = parse_graph(moved)
+    kept.apply(ev.GraphUpgraded, by="bob", graph_hash=kept.graph.content_hash())
+    kept.apply(ev.BudgetRaised, by="alice", amounts={"calls": 2})
+    assert kept.of(AskDecision)[0].stage == "triage"

@@ -93,3 +93,14 @@ def test_a_run_stopped_at_max_calls_is_raised_and_runs_to_the_end(bench: tuple[P
     assert "budget calls=+2" in journey.stdout and "dana" in journey.stdout
     again = interlock("budget", "b1", "calls=+2", "--repo", str(repo))
     assert again.returncode != 0 and "not stopped by a budget" in again.stderr
+
+
+def test_a_run_with_a_policy_and_a_raise_verifies(bench: tuple[Path, Path, Path]) -> None:
+    # SPEC J6, P5: a run started with a policy (its Start event carries it) and raised replays through the engine;
+    # the events file once held the policy by field name, which the engine refused as "not an events file"
+    repo, graph, _ = bench
+    stopped_at_max_calls(repo, graph)
+    run_json(interlock("budget", "b1", "calls=+2", "--repo", str(repo), "--json"))
+    verified = interlock("verify", "b1", "--repo", str(repo))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "verified 6 transitions: run b1 versions 1-6" in verified.stdout

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.engine.record import Status
 from app.gitaccess import on_machine_env
 from app.store.journal import event_path, events_folder, mission_path, record_path
@@ -202,3 +204,31 @@ def test_verify_of_an_unknown_run_is_bad_input(tmp_path: Path, monkeypatch: Any)
     bench, _ = finished_run(tmp_path, monkeypatch)
     result = verify(bench, "no-such-run")
     assert result.returncode == 2 and "no-such-run" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_another_runs_record_in_place_of_the_run_is_named_as_an_edited_record(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J6: a record copied over from another run is an edit of this run's record, named by this run's path;
+    # it was checked as the other run, whose intact files were then blamed
+    bench, run_id = finished_run(tmp_path, monkeypatch)
+    other = bench.shell().start(LOOP, "Other work", "details")
+    commit_on_state(bench, record_path(run_id), state_file(bench, record_path(other.id)))
+    result = verify(bench, run_id, "--json")
+    found = json.loads(result.stdout)["found"]
+    assert result.returncode == 1 and found["kind"] == "edited record" and found["path"] == record_path(run_id)
+    assert other.id in found["detail"]
+    assert verify(bench, other.id).returncode == 0
+
+
+@pytest.mark.parametrize("written", [b'"version": 1.0', b'"version": true', b'"version": "1"'])
+def test_an_events_file_whose_version_is_not_a_whole_number_is_an_edited_transition(
+    tmp_path: Path, monkeypatch: Any, written: bytes
+) -> None:
+    # SPEC J6: an events file says its version as the driver writes it, a whole number; `1.0` (one byte added)
+    # or `true` passed as version 1, and the run verified
+    bench, run_id = finished_run(tmp_path, monkeypatch)
+    first = event_path(run_id, 1)
+    stored = state_file(bench, first)
+    assert b'"version": 1,' in stored
+    commit_on_state(bench, first, stored.replace(b'"version": 1', written, 1))
+    result = verify(bench, run_id)
+    assert result.returncode == 1 and f"edited transition at version 1 ({first}): not an events file" in result.stdout
