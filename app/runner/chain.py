@@ -18,10 +18,14 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from app.engine import events
+from app.engine.base import journal_adapter
 from app.engine.record import Chain, Run
 from app.store.journal import encode_json, encode_record, event_path, mission_path
 
 ANCHOR = "anchor"  # the first sealed transition of a run older than J6 keeps the record it replays from
+FILE: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])  # pydantic builds an adapter in ms: once each
+MISSIONS: TypeAdapter[dict[str, str]] = TypeAdapter(dict[str, str])
+VERSION: TypeAdapter[int] = TypeAdapter(int)
 
 
 def sha256(data: bytes) -> str:
@@ -81,7 +85,7 @@ def event_file(
     data: dict[str, Any] = {
         "version": run.version,
         "kind": type(event).__name__,
-        "event": TypeAdapter(type(event)).dump_python(event, mode="json", by_alias=True, warnings=False),
+        "event": journal_adapter(type(event)).dump_python(event, mode="json", by_alias=True, warnings=False),
         "record": record_hash(run),
         "graph": run.graph_hash,  # the graph the event was applied on: the new one for an upgrade (SPEC J7)
         "missions": dict(sorted(new_missions.items())),
@@ -108,14 +112,13 @@ class TransitionUnreadable(ValueError):
 
 
 def read_transition(data: bytes) -> Transition:
-    adapter: TypeAdapter[Any] = TypeAdapter(dict[str, Any])
     try:
-        raw = adapter.validate_json(data)
+        raw = FILE.validate_json(data)
         kind = event_kinds()[str(raw["kind"])]
-        event = TypeAdapter(kind).validate_python(raw["event"])
+        event = journal_adapter(kind).validate_python(raw["event"])
         anchor = Run.from_journal(raw[ANCHOR]) if raw.get(ANCHOR) is not None else None
-        missions = TypeAdapter(dict[str, str]).validate_python(raw.get("missions", {}))
-        version = TypeAdapter(int).validate_python(raw["version"], strict=True)  # as written: no 1.0, no true
+        missions = MISSIONS.validate_python(raw.get("missions", {}))
+        version = VERSION.validate_python(raw["version"], strict=True)  # as written: no 1.0, no true
         return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor)
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise TransitionUnreadable(str(exc).splitlines()[0]) from None
