@@ -88,6 +88,7 @@ class RepoConfig(BaseModel):
     )
     board_issue: bool = Field(
         True,
+        strict=True,  # `true` or `false` as YAML writes them: a quoted "yes" or a 1 is refused, not read as on
         description='keep a pinned "Interlock board" issue current (one more content-creating request a transition '
         "whose table changed); `false` turns it off; the board on the state branch is kept either way",
     )

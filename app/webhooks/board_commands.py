@@ -16,9 +16,9 @@ from datetime import datetime
 
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.record import Run
-from app.github.pinned import BOARD_LABEL, VERBS
+from app.github.pinned import BOARD_LABEL, BOARD_MARKER, VERBS
 from app.webhooks.commands import CommandError, parse_command
-from app.webhooks.delivery import Delivery, list_at, text_at
+from app.webhooks.delivery import Delivery, at, list_at, text_at
 from app.webhooks.router import Outcome
 from app.webhooks.shell import GitHubRuns
 from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
@@ -28,9 +28,18 @@ RUN_ID = re.compile(r"[\w-][\w.-]{0,99}", re.ASCII)  # as a run branch names it 
 BOARD_USAGE = ", ".join(f"`/interlock {verb} RUN`" for verb in VERBS)
 
 
-def on_board_issue(delivery: Delivery) -> bool:
-    """Whether the comment is on the board issue: it carries the board's label (the payload says so, no call)."""
-    return any(text_at(label, "name") == BOARD_LABEL for label in list_at(delivery.payload, "issue", "labels"))
+def on_board_issue(delivery: Delivery, app_slug: str | None) -> bool:
+    """Whether the comment is on the board issue (the payload says so, no call): it carries the board's label and
+    marker, and the App opened it. The label alone is not enough: a person who can label (triage) would turn a run's
+    own issue, or any issue, into a second board, and its run commands would be read as board commands."""
+    issue = at(delivery.payload, "issue")
+    author = text_at(issue, "user", "login") or ""
+    made_by_app = author == f"{app_slug}[bot]" if app_slug else text_at(issue, "user", "type") == "Bot"
+    return (
+        made_by_app
+        and BOARD_MARKER in (text_at(issue, "body") or "")
+        and any(text_at(label, "name") == BOARD_LABEL for label in list_at(issue, "labels"))
+    )
 
 
 def board_command(

@@ -365,7 +365,7 @@ class Handlers:
         moment = when(text_at(delivery.payload, "comment", "created_at"))
         if is_team_command(body):  # SPEC H4: `/interlock team stop|start [TEAM]`
             return team_command(runs, delivery, issue, user, moment, self.issue_labeled)
-        if on_board_issue(delivery):  # issue 14: `/interlock pause|resume|retry|cancel RUN` on the pinned board
+        if on_board_issue(delivery, self.app_slug):  # issue 14: `/interlock pause|resume|retry|cancel RUN` on the board
             return board_command(runs, delivery, issue, user, moment, self._queue_moves)
         try:
             make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked

@@ -45,9 +45,11 @@ def label(world: World, issue: int, delivery: str | None = None) -> Outcome:
 
 
 def board_comment(world: World, body: str, user: str = "alice", delivery: str | None = None) -> Outcome:
-    number = board_issue(world)["number"]
+    made = board_issue(world)  # as GitHub sends it: opened by the App, with its marker and label
     payload = example("issue_comment", "created.payload.json")
-    payload["issue"] = {**payload["issue"], "number": number, "labels": [{"name": BOARD_LABEL}]}
+    app_user = {**payload["issue"]["user"], "login": f"{world.fake.app_slug}[bot]", "type": "Bot"}
+    fields = {"number": made["number"], "labels": [{"name": BOARD_LABEL}], "body": made["body"], "user": app_user}
+    payload["issue"] = {**payload["issue"], **fields}
     payload["comment"] = {**payload["comment"], "body": body, "created_at": "2099-01-02T00:00:00Z"}
     payload["sender"] = {**payload["sender"], "login": user, "type": "User"}
     return world.deliver("issue_comment", payload, delivery)
