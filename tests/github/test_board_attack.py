@@ -4,6 +4,8 @@ stand-in GitHub's state."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from app.engine.record import Status
@@ -50,7 +52,9 @@ def test_a_comment_on_the_board_that_is_not_a_command_is_ignored(board: World) -
     assert len(board.fake.requests) == sent and board.run(1).status is Status.RUNNING
 
 
-@pytest.mark.parametrize("run", ["../issue-1", "issue-1/x", "issue-1 issue-2", "ISSUE-1", ".issue-1", "issue-1\u200b"])
+@pytest.mark.parametrize(
+    "run", [f"{os.pardir}/issue-1", "issue-1/x", "issue-1 issue-2", "ISSUE-1", ".issue-1", "issue-1\u200b"]
+)
 def test_a_forged_run_id_on_the_board_changes_nothing(board: World, run: str) -> None:
     label(board, 1)
     version = board.run(1).version
