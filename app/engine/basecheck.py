@@ -9,8 +9,10 @@ base was when the last mission ended. GitHub's own ``mergeable`` field of a pull
 it costs a call, is computed asynchronously (``null`` until GitHub has done it, which a webhook must not wait
 for) and names no file, which a decision file must.
 
-An event with no git state (a person's command on GitHub, where the service has no clone) is not checked: the
-engine never guesses a conflict, and never guesses its absence either — the run ends as before.
+An event with no git state (a person's review or command on GitHub, where the service has no clone) is checked
+against what the newest event that read git found — the last mission's job, on the head a gate's approval is
+bound to (SPEC H5) — which the record keeps (``Run.conflicts``). The base may have moved since, and that the
+engine cannot know without a call; a person who resolved the conflict by hand since says so with ``deliver``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from app.engine.graph import CONFLICT, END, Edge, Graph
 from app.engine.record import Run
 
 SHOWN_FILES = 20  # files named in the reason's message; the decision file's delivery section lists every one
+CONFLICTS_KEPT = 100  # conflicting files the record remembers for an event that reads no git (SPEC J5: bounded)
 
 
 @dataclass(frozen=True)
@@ -43,17 +46,35 @@ def conflicting_files(git: GitState) -> tuple[str, ...]:
     return tuple(found)
 
 
+def remember_git(run: Run, git: GitState) -> None:
+    """Keep what an event that read git found: the head a gate opens on (SPEC H5) and the files a merge into the
+    base conflicts in (V9), for a later event that reads none."""
+    if git.head:
+        run.head = git.head
+    files = conflicting_files(git)
+    run.conflicts = list(files[:CONFLICTS_KEPT])
+    run.conflict_count = len(files)
+
+
 def base_conflict(graph: Graph, run: Run, git: GitState | None) -> BaseConflict | None:
     """The conflict of a delivery about to end ``run`` from its stage, or ``None`` when none is known. A
     supervision run proposes no merge (SPEC U6): nothing of its branch is checked."""
-    if git is None or run.supervision or not git.conflicting():
+    if run.supervision:
+        return None
+    files = conflicting_files(git) if git is not None else tuple(run.conflicts)
+    count = len(files) if git is not None else run.conflict_count
+    if not files:
         return None
     edges = graph.outgoing(run.stage) if graph.has_stage(run.stage) else ()
     edge = next((edge for edge in edges if edge.verdict.casefold() == CONFLICT.casefold()), None)
     if edge is not None and edge.target == END:  # the end again: it would conflict again, for ever
         edge = None
-    files = conflicting_files(git)
-    more = f" and {len(files) - SHOWN_FILES} more" if len(files) > SHOWN_FILES else ""
+    more = f" and {count - SHOWN_FILES} more" if count > SHOWN_FILES else ""
     shown = ", ".join(files[:SHOWN_FILES]) + more
-    message = f"the run branch {run.branch!r} conflicts with its base {run.base!r} in {len(files)} file(s): {shown}"
+    message = f"the run branch {run.branch!r} conflicts with its base {run.base!r} in {count} file(s): {shown}"
+    if git is None:
+        message += (
+            f" (as the last check found it, at {run.head[:12] or 'the head it read'}; if the conflict was resolved "
+            "since, `deliver` ends the run unchecked)"
+        )
     return BaseConflict(files, edge, message)

@@ -84,7 +84,7 @@ def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
     run branch starts with an empty commit."""
     code = run.reason.code if run.reason else None
     last = run.missions[-1] if run.missions else None
-    if git is not None and git.conflicting():
+    if git.conflicting() if git is not None else bool(run.conflicts):
         return "resume", "the run branch conflicts with its base: resolve the conflicts, then resume"
     if code is ReasonCode.MISSION_FAILED:
         return (
@@ -189,7 +189,8 @@ def _disagreements_section(run: Run) -> list[str]:
 def _git_section(run: Run, git: GitState | None) -> list[str]:
     lines = ["## Delivery", "", f"- branch `{run.branch}` from `{run.base}`"]
     if git is None:
-        return [*lines, "- git state not available", ""]
+        known = [f"- conflicts with base when last read (head `{run.head[:12] or '?'}`): {', '.join(run.conflicts)}"]
+        return [*lines, "- git state not available", *(known if run.conflicts else []), ""]
     files = ", ".join(f"`{name}`" for name in git.files_changed[:20]) or "none"
     more = f" and {len(git.files_changed) - 20} more" if len(git.files_changed) > 20 else ""
     lines += [
@@ -210,6 +211,8 @@ def _alerts_section(run: Run, git: GitState | None) -> list[str]:
     alerts = []
     if git is not None and git.conflicts:
         alerts.append(f"the branch conflicts with `{run.base}` in {len(git.conflicts)} file(s)")
+    elif git is None and run.conflicts:
+        alerts.append(f"the branch conflicted with `{run.base}` in {run.conflict_count} file(s) when git was last read")
     if git is not None and not git.has_work():
         alerts.append(f"the branch changes no file against `{run.base}`: no work beyond its empty start commit")
     if run.ledger.accepted == 0 and run.ledger.attempts > 0:

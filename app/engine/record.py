@@ -341,6 +341,8 @@ class Run(Record):
     branch: str
     base: str
     head: str = ""  # the run branch's head as the newest event that read it said (SPEC H5)
+    conflicts: list[str] = field(default_factory=list)  # files a merge into the base conflicts in, as the newest
+    conflict_count: int = 0  # event that read git found (SPEC V9): the first CONFLICTS_KEPT names, and how many
     requested_by: str = ""  # who started the run: with separate duties, never its gates' approver (SPEC H6)
     separate_duties: bool = False  # the team's rule at start (SPEC H6); the graph's `gates` may say it too
     reason: Reason | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, assert_never
 
+from app.engine.basecheck import remember_git
 from app.engine.budget_raise import on_budget_raised
 from app.engine.context import Context, Result, add_note
 from app.engine.effects import Effect
@@ -143,8 +144,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     if handler is None:
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
     t = Transition(run, graph, event.at, event.git)
-    if event.git is not None and event.git.head:  # the branch head a gate opens on (SPEC H5)
-        t.run.head = event.git.head
+    if event.git is not None:  # the branch head a gate opens on (SPEC H5), what its merge conflicts in (V9)
+        remember_git(t.run, event.git)
     if event.launch is not None:
         _relaunch(t, event.launch)
     handler(t, event)

@@ -14,26 +14,13 @@ from app.engine.record import Run
 from app.local.launch import person
 from app.local.missions import now
 from app.local.shell import LocalShell
-from app.runner.driver import StoredGraphUnreadable, same_event
-from app.store.journal import encode_json, graph_path, pinned_graph_path
-
-
-def kept_graph(shell: LocalShell, run: Run) -> dict[str, bytes]:
-    """The graph the run leaves, stored by its hash, when the stored one is still genuine (else nothing to keep:
-    ``verify`` will say the versions before were on a graph that is gone)."""
-    try:
-        stored = shell.driver.graph_of(run)
-    except StoredGraphUnreadable:
-        return {}
-    if stored.content_hash() != run.graph_hash:
-        return {}
-    return {pinned_graph_path(run.id, run.graph_hash): encode_json(stored.to_json())}
+from app.runner.driver import same_event
 
 
 def upgrade(shell: LocalShell, run_id: str, graph: Graph) -> Run:
     """The run on ``graph``; ``EventRejected`` saying why when its current stage is not in it (nothing changed)."""
     run = shell.store.load(run_id)
-    files = {**kept_graph(shell, run), graph_path(run_id): encode_json(graph.to_json())}
+    files = shell.driver.upgrade_files(run, graph)
     event = GraphUpgraded(key=f"{run_id}/upgrade/{run.version}", at=now(), by=person(), graph_hash=graph.content_hash())
     with shell.lock(run_id):
         return shell.driver.apply(run_id, same_event(event), graph, files).run

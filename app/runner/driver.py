@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from app.agents.prices import ModelPrice
 from app.engine.decisions import newest_decided, outcome_section
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission, Effect, Escalate, MessageKind, PostMessage
-from app.engine.errors import InterlockError, VersionConflict
+from app.engine.errors import GraphInvalid, InterlockError, VersionConflict
 from app.engine.events import Event, GraphMismatched, GraphUpgraded, Start
 from app.engine.graph import Graph
 from app.engine.record import Run
@@ -32,7 +32,7 @@ from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
 from app.runner import chain, observe
 from app.runner.orders import mission_order, role_for
-from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path
+from app.store.journal import RunStore, decision_path, encode_json, graph_path, order_path, pinned_graph_path
 
 MAX_TRIES = 20  # compare-and-swap tries of one event, in every shell
 GRAPH_CACHE: dict[str, Graph] = {}  # content hash -> graph: a run's stored graph never changes
@@ -191,6 +191,19 @@ class RunDriver:
         while len(GRAPH_CACHE) > GRAPH_CACHE_SIZE:
             GRAPH_CACHE.pop(next(iter(GRAPH_CACHE)))
         return graph
+
+    def upgrade_files(self, run: Run, graph: Graph) -> dict[str, bytes]:
+        """The files a move to ``graph`` saves (SPEC J7): the new version where the run's graph is stored, and the
+        version it leaves kept by its hash when still genuine, so ``interlock verify`` can replay the versions
+        before (else there is nothing to keep: ``verify`` says those were on a graph that is gone)."""
+        files = {graph_path(run.id): encode_json(graph.to_json())}
+        try:
+            stored = self.graph_of(run)
+        except (StoredGraphUnreadable, GraphInvalid):
+            return files
+        if stored.content_hash() == run.graph_hash:
+            files[pinned_graph_path(run.id, run.graph_hash)] = encode_json(stored.to_json())
+        return files
 
     def _decided_file(self, run: Run, effects: list[Effect]) -> dict[str, bytes]:
         """The decision file with its outcome appended, when a person's command just decided it (SPEC E3): who

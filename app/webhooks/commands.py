@@ -1,4 +1,5 @@
 """Comment commands (SPEC GH7): ``/interlock stop``, ``resume``, ``resume at STAGE``, ``route VERDICT``,
+``resume --upgrade [at STAGE]`` (SPEC J7, ``app/webhooks/upgrade_command.py``),
 ``deliver``, ``abandon``, ``retry``, ``answer …``, ``budget calls=+N …`` (SPEC P5)
 (and ``team stop|start``, ``app/webhooks/team_hold.py``).
 Anything else is a ``CommandError`` whose message is the reply: what was not understood, and what is."""
@@ -16,7 +17,7 @@ from app.engine.record import Run
 from app.webhooks.satellites import deliver
 
 USAGE = (
-    "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, "
+    "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, `/interlock resume --upgrade`, "
     "`/interlock route VERDICT`, `/interlock deliver`, `/interlock abandon`, `/interlock retry`, "
     "`/interlock answer TEXT`, `/interlock budget calls=+N usd=+N units=+N`, "
     "`/interlock team stop [TEAM]`, `/interlock team start [TEAM]`"

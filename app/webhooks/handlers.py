@@ -39,6 +39,7 @@ from app.webhooks.supervision import supervise
 from app.webhooks.team_hold import command as team_command
 from app.webhooks.team_hold import is_team_command, refuse_while_stopped, start_waiting
 from app.webhooks.team_start import may_start, settle_start
+from app.webhooks.upgrade_command import upgrade_and_resume, upgrade_stage
 
 log = logging.getLogger("interlock.webhooks")
 RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
@@ -367,10 +368,13 @@ class Handlers:
             return team_command(runs, delivery, issue, user, moment, self.issue_labeled)
         if on_board_issue(delivery, self.app_slug):  # issue 14: `/interlock pause|resume|retry|cancel RUN` on the board
             return board_command(runs, delivery, issue, user, moment, self._queue_moves)
+        said, key = runs.api.redactor.text(body), delivery.delivery_id  # a person's text: masked
         try:
-            make = parse_command(runs.api.redactor.text(body), delivery.delivery_id, moment, user)  # masked
-            make = refuse_while_stopped(runs, make)
-            self._queue_moves(runs, apply_to_issue(runs, issue, delivery.delivery_id, make))
+            if (upgrade := upgrade_stage(said))[0]:  # SPEC J7: `/interlock resume --upgrade [at STAGE]`
+                self._queue_moves(runs, upgrade_and_resume(runs, issue, key, moment, user, upgrade[1]))
+            else:
+                make = refuse_while_stopped(runs, parse_command(said, key, moment, user))
+                self._queue_moves(runs, apply_to_issue(runs, issue, key, make))
         except (CommandError, EventRejected, RunNotFound) as exc:
             runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
         except GRAPH_ERRORS as exc:

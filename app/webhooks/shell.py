@@ -189,10 +189,12 @@ class GitHubRuns:
         make: Callable[[Run], Event],
         files: dict[str, bytes] | None = None,
         also: tuple[str, ...] = (),
+        graph: Graph | None = None,
     ) -> Run:
         """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2). ``also`` names files
-        of the state branch the event needs, read with the record in the same call."""
-        applied = self.record(run_id, make, files, also)
+        of the state branch the event needs, read with the record in the same call; ``graph``: another version
+        than the stored one, for an upgrade only (SPEC J7)."""
+        applied = self.record(run_id, make, files, also, graph)
         if not applied.new:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
             if replaced(self, applied.run):  # a later run of the issue owns its labels and state now
                 return applied.run
@@ -205,9 +207,10 @@ class GitHubRuns:
         make: Callable[[Run], Event],
         files: dict[str, bytes] | None = None,
         also: tuple[str, ...] = (),
+        graph: Graph | None = None,
     ) -> Applied:
         """The transition saved, effects not yet carried out."""
-        return self.driver.apply(run_id, make, files=files, load=lambda rid: self.store.load(rid, also))
+        return self.driver.apply(run_id, make, graph, files, load=lambda rid: self.store.load(rid, also))
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
         """Carry out the effects in order, then edit the status comment once. A failure stops here: the

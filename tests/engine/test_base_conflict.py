@@ -139,3 +139,53 @@ def test_a_long_list_of_conflicts_is_cut_in_the_reason_and_whole_in_the_decision
     review_passes(d, GitState(head="c0ffee", files_changed=many, conflicts=many))
     assert d.run.reason is not None and d.run.reason.message.endswith("src/f19.py and 5 more")
     assert "in 25 file(s)" in d.run.reason.message and "src/f24.py" in d.of(Escalate)[0].decision
+
+
+def approved_at_the_last_gate(conflict_edge: bool, found: GitState) -> Driver:
+    """The review's gate opens on a mission whose job found ``found``; a person approves it with an event that
+    carries no git state, as a review on GitHub does (the service has no clone)."""
+    d = Driver(delivery_graph(conflict_edge, humanGate=True))
+    review_passes(d, found)
+    assert d.run.status is Status.GATE_WAIT
+    d.apply(ev.GateApproved, by="alice", commit=found.head)
+    return d
+
+
+def test_an_approval_without_git_state_is_checked_against_what_the_last_mission_found() -> None:
+    # SPEC V9, H5: the approval at the last gate ends the run only if the head it approved did not conflict
+    d = approved_at_the_last_gate(False, CONFLICTING)
+    assert d.run.status is Status.ESCALATED and d.run.reason is not None
+    assert d.run.reason.code is ReasonCode.BASE_CONFLICT and "greet.py, docs/a.md" in d.run.reason.message
+    assert "as the last check found it, at c0ffee" in d.run.reason.message
+    assert "`deliver` ends the run unchecked" in d.run.reason.message
+    decision = d.of(Escalate)[-1].decision
+    assert "conflicts with base when last read (head `c0ffee`): greet.py, docs/a.md" in decision
+    assert "resolve the conflicts, then resume" in decision and not d.of(ReadyPullRequest)
+    routed = approved_at_the_last_gate(True, CONFLICTING)
+    assert routed.run.status is Status.RUNNING and routed.run.stage == "resolve"
+    assert approved_at_the_last_gate(False, CLEAN).run.status is Status.AWAITING_MERGE
+
+
+def test_a_newer_clean_state_replaces_the_remembered_conflict() -> None:
+    # SPEC V9: the resolve step's job found the base clean: a person's route to the end is no longer refused
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, CONFLICTING)
+    assert d.run.conflicts == ["greet.py", "docs/a.md"] and d.run.conflict_count == 2
+    d.apply(ev.RouteChosen, by="alice", verdict="PASS")  # no git state: what the review's job found still holds
+    assert d.run.status is Status.ESCALATED and d.run.reason is not None
+    assert d.run.reason.code is ReasonCode.BASE_CONFLICT
+    d.apply(ev.Resume, by="alice")
+    assert d.run.waiting is not None
+    d.apply(ev.MissionFinished, seq=d.run.waiting.seq, status=MissionStatus.DONE, answer="VERDICT: PASS", git=CLEAN)
+    assert d.run.status is Status.AWAITING_MERGE and d.run.conflicts == [] and d.run.conflict_count == 0
+
+
+def test_the_remembered_conflicts_are_bounded() -> None:
+    # SPEC V9, J5: the record keeps the first hundred names and the count; the reason says the count
+    many = tuple(f"src/f{index:03d}.py" for index in range(250))
+    d = Driver(delivery_graph(conflict_edge=False, humanGate=True))
+    review_passes(d, GitState(head="c0ffee", files_changed=many, conflicts=many))
+    assert len(d.run.conflicts) == 100 and d.run.conflict_count == 250
+    d.apply(ev.GateApproved, by="alice", commit="c0ffee")
+    assert d.run.reason is not None and "in 250 file(s)" in d.run.reason.message
+    assert "src/f019.py and 230 more" in d.run.reason.message

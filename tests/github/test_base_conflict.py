@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from app.engine.record import ReasonCode, Status
-from tests.github.test_flows import REPO, SMALL_GRAPH, World, reach_review, world  # noqa: F401 - the fixture
+from tests.github.test_flows import REPO, SMALL_GRAPH, World, example, reach_review, world  # noqa: F401 - the fixture
 from tests.github.test_flows import review_job as review_job_payload
 
 CONFLICTED = {"head": "c0ffee" * 6 + "0000", "ahead": 2, "files_changed": ["app.py"], "conflicts": ["app.py", "b.md"]}
@@ -57,3 +57,38 @@ def test_a_conflict_without_an_edge_escalates_with_the_files_in_the_decision_com
     (decision,) = [c["body"] for c in world.fake.comments.values() if c["body"].startswith("# Decision needed")]
     assert "`base_conflict`" in decision and "- conflicts with base: app.py, b.md" in decision
     assert world.fake.pulls[int(run.links["pr"])]["draft"] is True
+
+
+GATED_END = {
+    "name": "small",
+    "entry": "build",
+    "nodes": [{"stage": "build", "capability": "coding", "humanGate": True}],
+    "edges": [{"from": "build", "verdict": "PASS", "to": "__end__"}],
+}
+
+
+def test_an_approval_at_the_last_gate_is_checked_against_what_the_gates_job_found(world: World) -> None:
+    # SPEC V9, GH5, H5: the review carries no git state (the service has no clone); the job that opened the gate
+    # found the reviewed head conflicting, so the approval escalates instead of marking the pull request ready
+    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/small.json", json.dumps(GATED_END))
+    _, issue = world.label()
+    branch = f"interlock/issue-{issue}"
+    world.fake.commit_file(REPO, branch, "app.py", "print('hello')\n")
+    head = world.fake.refs[(REPO, branch)]
+    found = {"head": head, "ahead": 2, "files_changed": ["app.py"], "conflicts": ["app.py"]}
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": "built", "commits": 1, "git": found}
+    world.job_done(issue, 1, "build", "", record=json.dumps(record))
+    assert world.run(issue).status is Status.GATE_WAIT
+    payload = example("pull_request_review", "submitted.payload.json")
+    payload["pull_request"]["head"] = {**payload["pull_request"]["head"], "ref": branch}
+    payload["pull_request"]["number"] = int(world.run(issue).links["pr"])
+    payload["review"] = {**payload["review"], "state": "approved", "body": "", "user": {"login": "carol"}}
+    payload["review"].update(commit_id=head, submitted_at="2099-01-01T00:00:00Z")
+    world.deliver("pull_request_review", payload)
+    run = world.run(issue)
+    assert run.status is Status.ESCALATED and run.reason is not None
+    assert run.reason.code is ReasonCode.BASE_CONFLICT
+    assert f"as the last check found it, at {head[:12]}" in run.reason.message
+    assert world.fake.pulls[int(run.links["pr"])]["draft"] is True  # never marked ready
+    (decision,) = [c["body"] for c in world.fake.comments.values() if c["body"].startswith("# Decision needed")]
+    assert "conflicts with base when last read" in decision and "app.py" in decision

@@ -1,0 +1,71 @@
+"""``/interlock resume --upgrade`` (and ``resume --upgrade at STAGE``): move a stopped run to its graph's current
+version, then resume it (SPEC J7), as ``interlock resume RUN --upgrade`` does on a person's machine.
+
+Why its own command path: every other comment command is one event the record alone decides; an upgrade first
+reads the graph's current version where the run's start found it — the run's team's graphset folders on the
+default branch, else the other teams', else the bundled library (SPEC G6) — and saves it with the run in the
+same transition as the ``GraphUpgraded`` event, the version it leaves kept by its hash (``RunDriver.upgrade_files``).
+The resume that follows is its own transition, so a redelivery finds each already applied by its key.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from app.engine import events as ev
+from app.engine.errors import EventRejected
+from app.engine.graph import Graph
+from app.engine.record import Run
+from app.github.graphs import repo_graph
+from app.webhooks.commands import CommandError
+from app.webhooks.issue_runs import issue_runs
+from app.webhooks.shell import GitHubRuns
+from app.webhooks.team_hold import refuse_while_stopped
+
+UPGRADE_FLAG = "--upgrade"
+
+
+def upgrade_stage(body: str) -> tuple[bool, str | None]:
+    """(whether the comment is ``/interlock resume --upgrade [at STAGE]``, the stage it names). Any other shape
+    of ``resume`` with ``--upgrade`` is left to the parser, which says what it understands."""
+    words = body.strip().partition("\n")[0].split()
+    if len(words) < 3 or words[1].lower() != "resume" or words[2].lower() != UPGRADE_FLAG:
+        return False, None
+    rest = words[3:]
+    if not rest:
+        return True, None
+    if len(rest) == 2 and rest[0].lower() == "at":
+        return True, rest[1]
+    return False, None
+
+
+def current_graph(runs: GitHubRuns, run: Run) -> Graph:
+    """The current version of the run's graph, found where a start finds it; ``CommandError`` naming why not."""
+    teams = runs.teams()
+    own = runs.team_of(run).graphsets
+    folders = list(dict.fromkeys([*own, *(folder for team in teams for folder in team.graphsets)]))
+    graph, errors, _ = repo_graph(runs.api, runs.repo, runs.default_branch, run.graph, folders, runs.library)
+    if graph is None or errors:
+        listed = "; ".join(errors) or f"no graph named `{run.graph}` on `{runs.default_branch}` or in the library"
+        raise CommandError(f"the current version of graph `{run.graph}` cannot be used: {listed}")
+    return graph
+
+
+def upgrade_and_resume(runs: GitHubRuns, issue: int, key: str, moment: datetime, by: str, stage: str | None) -> Run:
+    """The issue's latest run moved to its graph's current version and resumed; ``CommandError`` or
+    ``EventRejected`` (nothing changed) when the run has ended, its team is stopped, the graph cannot be read, or
+    the current version lacks the stage the run is at."""
+    run = issue_runs(runs, issue)[-1]
+    if not runs.is_live(run):
+        raise CommandError(f"run `{run.id}` is {run.status.value}: there is no run to move to another graph")
+    resume = refuse_while_stopped(runs, lambda _run: ev.Resume(key=key, at=moment, by=by, stage=stage))
+    resume(run)  # a stopped team refuses the resume: refused before the move, so nothing changes
+    graph = current_graph(runs, run)
+    if graph.content_hash() != run.graph_hash:
+        moved = ev.GraphUpgraded(key=f"{key}/upgrade", at=moment, by=by, graph_hash=graph.content_hash())
+        files = runs.driver.upgrade_files(run, graph)
+        runs.apply(run.id, lambda _run: moved, files=files, graph=graph)
+    elif f"{key}/upgrade" not in run.applied:
+        why = f"the run is already on the current version of graph `{run.graph}`; `/interlock resume` resumes it"
+        raise EventRejected(run.id, run.status.value, "GraphUpgraded", why)
+    return runs.apply(run.id, resume)
