@@ -13,12 +13,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.engine import events as ev
-from app.engine.errors import EventRejected
+from app.engine.errors import EventRejected, RunNotFound
 from app.engine.graph import Graph
 from app.engine.record import Run
 from app.github.graphs import repo_graph
 from app.webhooks.commands import CommandError
-from app.webhooks.issue_runs import issue_runs
+from app.webhooks.issue_runs import issue_runs, run_id_for
 from app.webhooks.shell import GitHubRuns
 from app.webhooks.team_hold import refuse_while_stopped
 
@@ -55,12 +55,21 @@ def upgrade_and_resume(runs: GitHubRuns, issue: int, key: str, moment: datetime,
     """The issue's latest run moved to its graph's current version and resumed; ``CommandError`` or
     ``EventRejected`` (nothing changed) when the run has ended, its team is stopped, the graph cannot be read, or
     the current version lacks the stage the run is at."""
-    run = issue_runs(runs, issue)[-1]
+    found = issue_runs(runs, issue)
+    if not found:  # a comment on an issue or pull request no run belongs to (SPEC GH7)
+        raise RunNotFound(run_id_for(issue), "the journal")
+    run = found[-1]
+    held = next((one for one in found if f"{key}/upgrade" in one.applied or key in one.applied), None)
+    if held is not None and not runs.is_live(held):  # a redelivery after the run ended: nothing more (SPEC GH8)
+        return held
     if not runs.is_live(run):
         raise CommandError(f"run `{run.id}` is {run.status.value}: there is no run to move to another graph")
     resume = refuse_while_stopped(runs, lambda _run: ev.Resume(key=key, at=moment, by=by, stage=stage))
     resume(run)  # a stopped team refuses the resume: refused before the move, so nothing changes
     graph = current_graph(runs, run)
+    if stage is not None and not graph.has_stage(stage):  # refused before the move, so nothing changes
+        why = f"the current version of graph `{run.graph}` has no stage `{stage}`"
+        raise EventRejected(run.id, run.status.value, "Resume", why)
     if graph.content_hash() != run.graph_hash:
         moved = ev.GraphUpgraded(key=f"{key}/upgrade", at=moment, by=by, graph_hash=graph.content_hash())
         files = runs.driver.upgrade_files(run, graph)
