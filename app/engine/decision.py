@@ -189,7 +189,9 @@ def _disagreements_section(run: Run) -> list[str]:
 def _git_section(run: Run, git: GitState | None) -> list[str]:
     lines = ["## Delivery", "", f"- branch `{run.branch}` from `{run.base}`"]
     if git is None:
-        known = [f"- conflicts with base when last read (head `{run.head[:12] or '?'}`): {', '.join(run.conflicts)}"]
+        more = f" and {run.conflict_count - len(run.conflicts)} more" if run.conflict_count > len(run.conflicts) else ""
+        named = ", ".join(run.conflicts) + more  # the record keeps the first CONFLICTS_KEPT names (SPEC J5)
+        known = [f"- conflicts with base when last read (head `{run.head[:12] or '?'}`): {named}"]
         return [*lines, "- git state not available", *(known if run.conflicts else []), ""]
     files = ", ".join(f"`{name}`" for name in git.files_changed[:20]) or "none"
     more = f" and {len(git.files_changed) - 20} more" if len(git.files_changed) > 20 else ""

@@ -189,3 +189,11 @@ def test_the_remembered_conflicts_are_bounded() -> None:
     d.apply(ev.GateApproved, by="alice", commit="c0ffee")
     assert d.run.reason is not None and "in 250 file(s)" in d.run.reason.message
     assert "src/f019.py and 230 more" in d.run.reason.message
+
+
+def test_a_decision_without_git_state_says_how_many_conflicts_it_does_not_name() -> None:
+    # SPEC V9, J5: the record keeps a hundred names; the decision file's delivery section says the rest exist
+    many = tuple(f"src/f{index:03d}.py" for index in range(250))
+    d = approved_at_the_last_gate(False, GitState(head="c0ffee", files_changed=many, conflicts=many))
+    decision = d.of(Escalate)[-1].decision
+    assert "src/f099.py and 150 more" in decision and "src/f100.py" not in decision

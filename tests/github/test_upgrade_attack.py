@@ -5,9 +5,14 @@ run, a stage the new version lacks, a redelivery after the run ended."""
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from app.engine.record import Status
-from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - the fixture
+from app.runner.verify import verify
+from app.webhooks.shell import GitHubRuns
+from tests.github.test_flows import REPO, SMALL_GRAPH, World, example, world  # noqa: F401 - the fixture
 from tests.github.test_upgrade_command import GRAPH_FILE, content_hash, edited, replies, stopped_run
 
 
@@ -47,3 +52,82 @@ def test_a_redelivered_upgrade_after_the_run_ended_says_nothing(world: World) ->
     world.deliver("issue_comment", payload, delivery="upgrade-then-end")
     assert world.run(issue).version == ended.version
     assert replies(world, issue) == []
+
+
+def upgrade_payload(issue: int, body: str = "/interlock resume --upgrade") -> dict[str, Any]:
+    payload = example("issue_comment", "created.payload.json")
+    payload["issue"] = {**payload["issue"], "number": issue}
+    payload["comment"] = {**payload["comment"], "body": body, "created_at": "2099-01-02T00:00:00Z"}
+    payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
+    return payload
+
+
+def test_a_failed_resume_after_the_move_is_finished_by_the_redelivery(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SPEC J7, GH8: the service dies between the move and the resume; GitHub redelivers; the run resumes once
+    issue = stopped_run(world)
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(edited(maxVisits=5)))
+    real = GitHubRuns.apply
+    calls: list[str] = []
+
+    def dying(self: GitHubRuns, run_id: str, make: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(run_id)
+        if len(calls) == 2:
+            raise RuntimeError("killed between the move and the resume")
+        return real(self, run_id, make, *args, **kwargs)
+
+    monkeypatch.setattr(GitHubRuns, "apply", dying)
+    with pytest.raises(RuntimeError):
+        world.deliver("issue_comment", upgrade_payload(issue), delivery="dies-once")
+    moved = world.run(issue)
+    assert moved.graph_hash == content_hash(edited(maxVisits=5)) and moved.status is Status.INTERRUPTED
+    dispatched = len(world.fake.dispatches)
+    world.deliver("issue_comment", upgrade_payload(issue), delivery="dies-once")
+    run = world.run(issue)
+    assert run.status is Status.RUNNING and len(world.fake.dispatches) == dispatched + 1
+    assert replies(world, issue) == []
+    world.deliver("issue_comment", upgrade_payload(issue), delivery="dies-once")
+    assert world.run(issue).version == run.version and len(world.fake.dispatches) == dispatched + 1
+
+
+class StateBranch:
+    """The state branch's files as ``verify`` reads them (``interlock verify --repo OWNER/NAME`` reads the same)."""
+
+    def __init__(self, world: World) -> None:
+        self.files = dict(world.fake.files_at(REPO, "interlock/state"))
+
+    def read(self, path: str) -> bytes | None:
+        text = self.files.get(path)
+        return None if text is None else text.encode()
+
+    def list_files(self, prefix: str) -> list[str]:
+        return [path for path in self.files if path.startswith(prefix.rstrip("/") + "/")]
+
+
+def test_a_run_upgraded_on_github_verifies(world: World) -> None:
+    # SPEC J6, J7: the versions before the move replay on the graph kept by its hash, those after on the new one
+    issue = stopped_run(world)
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(edited(maxVisits=5)))
+    world.comment(issue, "/interlock resume --upgrade")
+    run = world.run(issue)
+    world.job_done(issue, run.missions[-1].seq, "build", "built it\nVERDICT: PASS")
+    checked = verify(StateBranch(world), run.id)
+    assert checked.found is None, checked.found
+    assert checked.checked == world.run(issue).version
+
+
+def test_a_run_whose_record_keeps_conflicts_verifies(world: World) -> None:
+    # SPEC J6, V9: the conflicts the job found are kept in the record by the engine, so the replay makes them too
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(SMALL_GRAPH))
+    _, issue = world.label()
+    found = {"head": "c0ffee" * 6 + "0000", "ahead": 2, "files_changed": ["app.py"], "conflicts": ["app.py"]}
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": "built", "commits": 1, "git": found}
+    world.job_done(issue, 1, "build", "", record=json.dumps(record))
+    run = world.run(issue)
+    assert run.conflicts == ["app.py"] and run.conflict_count == 1
+    world.comment(issue, "/interlock stop")
+    world.comment(issue, "/interlock route PASS")
+    checked = verify(StateBranch(world), run.id)
+    assert checked.found is None, checked.found
+    assert checked.checked == world.run(issue).version
