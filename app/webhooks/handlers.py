@@ -371,7 +371,8 @@ class Handlers:
         said, key = runs.api.redactor.text(body), delivery.delivery_id  # a person's text: masked
         try:
             if (upgrade := upgrade_stage(said))[0]:  # SPEC J7: `/interlock resume --upgrade [at STAGE]`
-                self._queue_moves(runs, upgrade_and_resume(runs, issue, key, moment, user, upgrade[1]))
+                moved = upgrade_and_resume(runs, issue, key, moment, user, upgrade[1], issue_labels(delivery))
+                self._queue_moves(runs, moved)
             else:
                 make = refuse_while_stopped(runs, parse_command(said, key, moment, user))
                 self._queue_moves(runs, apply_to_issue(runs, issue, key, make))

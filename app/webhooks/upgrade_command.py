@@ -10,6 +10,7 @@ The resume that follows is its own transition, so a redelivery finds each alread
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from app.engine import events as ev
@@ -39,19 +40,33 @@ def upgrade_stage(body: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def current_graph(runs: GitHubRuns, run: Run) -> Graph:
-    """The current version of the run's graph, found where a start finds it; ``CommandError`` naming why not."""
+def current_graph(runs: GitHubRuns, run: Run, labels: Sequence[str] = ()) -> Graph:
+    """The current version of the run's graph, found where a start finds it; ``CommandError`` naming why not.
+    A start reads the file the issue's ``graph:`` label (else the team's default) names, and the run keeps the
+    name the graph gives itself, which may differ: that file is read too, when it still holds the run's graph."""
     teams = runs.teams()
     own = runs.team_of(run).graphsets
     folders = list(dict.fromkeys([*own, *(folder for team in teams for folder in team.graphsets)]))
-    graph, errors, _ = repo_graph(runs.api, runs.repo, runs.default_branch, run.graph, folders, runs.library)
-    if graph is None or errors:
-        listed = "; ".join(errors) or f"no graph named `{run.graph}` on `{runs.default_branch}` or in the library"
-        raise CommandError(f"the current version of graph `{run.graph}` cannot be used: {listed}")
-    return graph
+    prefix = runs.config().graph_label_prefix
+    started = next((label[len(prefix) :] for label in labels if label.startswith(prefix)), None)
+    missing: list[str] = []
+    for name in dict.fromkeys([run.graph, started or runs.team_of(run).default_graph]):
+        graph, errors, holder = repo_graph(runs.api, runs.repo, runs.default_branch, name, folders, runs.library)
+        if graph is None and holder is None:  # no file of that name
+            missing = missing or errors
+        elif graph is not None and graph.name != run.graph and name != run.graph:
+            continue  # the file the labels name now holds another graph
+        elif graph is None or errors:
+            raise CommandError(f"the current version of graph `{run.graph}` cannot be used: {'; '.join(errors)}")
+        else:
+            return graph
+    listed = "; ".join(missing) or f"no graph named `{run.graph}` on `{runs.default_branch}` or in the library"
+    raise CommandError(f"the current version of graph `{run.graph}` cannot be used: {listed}")
 
 
-def upgrade_and_resume(runs: GitHubRuns, issue: int, key: str, moment: datetime, by: str, stage: str | None) -> Run:
+def upgrade_and_resume(
+    runs: GitHubRuns, issue: int, key: str, moment: datetime, by: str, stage: str | None, labels: Sequence[str] = ()
+) -> Run:
     """The issue's latest run moved to its graph's current version and resumed; ``CommandError`` or
     ``EventRejected`` (nothing changed) when the run has ended, its team is stopped, the graph cannot be read, or
     the current version lacks the stage the run is at."""
@@ -66,7 +81,7 @@ def upgrade_and_resume(runs: GitHubRuns, issue: int, key: str, moment: datetime,
         raise CommandError(f"run `{run.id}` is {run.status.value}: there is no run to move to another graph")
     resume = refuse_while_stopped(runs, lambda _run: ev.Resume(key=key, at=moment, by=by, stage=stage))
     resume(run)  # a stopped team refuses the resume: refused before the move, so nothing changes
-    graph = current_graph(runs, run)
+    graph = current_graph(runs, run, labels)
     if stage is not None and not graph.has_stage(stage):  # refused before the move, so nothing changes
         why = f"the current version of graph `{run.graph}` has no stage `{stage}`"
         raise EventRejected(run.id, run.status.value, "Resume", why)

@@ -131,3 +131,20 @@ def test_a_run_whose_record_keeps_conflicts_verifies(world: World) -> None:
     checked = verify(StateBranch(world), run.id)
     assert checked.found is None, checked.found
     assert checked.checked == world.run(issue).version
+
+
+def test_a_graph_whose_name_is_not_its_file_name_upgrades(world: World) -> None:
+    # SPEC J7, G6: the run was started from `small.json` whose graph calls itself `tiny`; its current version is
+    # found where the start found it, not under the name the graph gives itself
+    tiny = {**SMALL_GRAPH, "name": "tiny"}
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(tiny))
+    _, issue = world.label()
+    world.comment(issue, "/interlock stop")
+    world.job_done(issue, 1, "build", "built it")
+    before = world.run(issue)
+    assert before.status is Status.INTERRUPTED and before.graph == "tiny"
+    newer = {**edited(maxVisits=5), "name": "tiny"}
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(newer))
+    world.comment(issue, "/interlock resume --upgrade")
+    assert replies(world, issue) == []
+    assert world.run(issue).graph_hash == content_hash(newer)
