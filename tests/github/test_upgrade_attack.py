@@ -148,3 +148,27 @@ def test_a_graph_whose_name_is_not_its_file_name_upgrades(world: World) -> None:
     world.comment(issue, "/interlock resume --upgrade")
     assert replies(world, issue) == []
     assert world.run(issue).graph_hash == content_hash(newer)
+
+
+def test_an_upgrade_while_the_team_is_stopped_moves_nothing(world: World) -> None:
+    # SPEC J7, H4: a stopped team refuses the resume, so the move before it is refused too
+    issue = stopped_run(world)
+    before = world.run(issue)
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(edited(maxVisits=5)))
+    world.comment(issue, "/interlock team stop")
+    world.comment(issue, "/interlock resume --upgrade")
+    run = world.run(issue)
+    assert run.graph_hash == before.graph_hash and run.status is Status.INTERRUPTED
+    assert any("nothing changed" in reply for reply in replies(world, issue))
+
+
+def test_a_reader_cannot_upgrade(world: World) -> None:
+    # SPEC GH7: only people with the configured permission steer runs
+    issue = stopped_run(world)
+    before = world.run(issue)
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(edited(maxVisits=5)))
+    world.fake.permissions[(REPO, "mallory")] = "read"
+    world.comment(issue, "/interlock resume --upgrade", user="mallory")
+    assert world.run(issue).graph_hash == before.graph_hash
+    (reply,) = replies(world, issue)
+    assert reply.startswith("@mallory only people with")
