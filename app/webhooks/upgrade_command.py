@@ -81,6 +81,8 @@ def upgrade_and_resume(
         raise CommandError(f"run `{run.id}` is {run.status.value}: there is no run to move to another graph")
     resume = refuse_while_stopped(runs, lambda _run: ev.Resume(key=key, at=moment, by=by, stage=stage))
     resume(run)  # a stopped team refuses the resume: refused before the move, so nothing changes
+    if f"{key}/upgrade" in run.applied:  # a redelivery after the move: only the resume is owed (SPEC GH8)
+        return runs.apply(run.id, resume)
     graph = current_graph(runs, run, labels)
     if stage is not None and not graph.has_stage(stage):  # refused before the move, so nothing changes
         why = f"the current version of graph `{run.graph}` has no stage `{stage}`"
@@ -89,7 +91,7 @@ def upgrade_and_resume(
         moved = ev.GraphUpgraded(key=f"{key}/upgrade", at=moment, by=by, graph_hash=graph.content_hash())
         files = runs.driver.upgrade_files(run, graph)
         runs.apply(run.id, lambda _run: moved, files=files, graph=graph)
-    elif f"{key}/upgrade" not in run.applied:
+    else:
         why = f"the run is already on the current version of graph `{run.graph}`; `/interlock resume` resumes it"
         raise EventRejected(run.id, run.status.value, "GraphUpgraded", why)
     return runs.apply(run.id, resume)

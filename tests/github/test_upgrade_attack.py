@@ -172,3 +172,29 @@ def test_a_reader_cannot_upgrade(world: World) -> None:
     assert world.run(issue).graph_hash == before.graph_hash
     (reply,) = replies(world, issue)
     assert reply.startswith("@mallory only people with")
+
+
+def test_a_redelivery_after_the_move_resumes_whatever_main_holds_now(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SPEC J7, GH8: the move was saved, the resume was not; main's graph was broken since: the redelivery owes
+    # only the resume, on the version the run moved to, and does not read main's graph again
+    issue = stopped_run(world)
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps(edited(maxVisits=5)))
+    real = GitHubRuns.apply
+    calls: list[str] = []
+
+    def dying(self: GitHubRuns, run_id: str, make: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(run_id)
+        if len(calls) == 2:
+            raise RuntimeError("killed between the move and the resume")
+        return real(self, run_id, make, *args, **kwargs)
+
+    monkeypatch.setattr(GitHubRuns, "apply", dying)
+    with pytest.raises(RuntimeError):
+        world.deliver("issue_comment", upgrade_payload(issue), delivery="dies-then-broken")
+    world.fake.commit_file(REPO, "main", GRAPH_FILE, json.dumps({**SMALL_GRAPH, "entry": "nowhere"}))
+    world.deliver("issue_comment", upgrade_payload(issue), delivery="dies-then-broken")
+    run = world.run(issue)
+    assert run.graph_hash == content_hash(edited(maxVisits=5)) and run.status is Status.RUNNING
+    assert replies(world, issue) == []
