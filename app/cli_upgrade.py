@@ -11,6 +11,7 @@ import typer
 
 from app.cli_runs import AgentOpt, AsJson, ConfigOpt, GatesOpt, Repo, continue_run, make_shell
 from app.engine import events as ev
+from app.engine.errors import EventRejected
 from app.local.config import GateMode
 from app.local.launch import CommandLine
 from app.local.teamrun import own_config, plan_run
@@ -43,6 +44,8 @@ def register_resume(cli: typer.Typer) -> None:
             shell = make_shell(repo, None, config, GateMode.STOP)
             run = shell.store.load(run_id)
             graph = plan_run(repo, config or own_config(repo), graph_ref or run.graph, None).graph
+            if at is not None and not graph.has_stage(at):  # refused before the move, so nothing changes
+                raise EventRejected(run_id, run.status.value, "Resume", f"graph {graph.name!r} has no stage {at!r}")
             moved = upgrade(shell, run_id, graph)
             typer.echo(f"run {run_id} moved to graph {moved.graph} ({moved.graph_hash[:19]})", err=True)
         continue_run(run_id, repo, CommandLine(agent, config, gates), "resume", as_json, ev.Resume, stage=at)
