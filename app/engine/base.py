@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, dataclass_transform
 
-from pydantic import ConfigDict, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
+
+OMITTED_WHEN_EMPTY: Any = Field(exclude_if=lambda value: not value)
+"""Marks a field added to a record after records were hashed (SPEC J6): the journal leaves it out while it is
+empty, so a record written before the field existed encodes, and hashes, the same when ``interlock verify``
+replays it on today's engine (else every older run would show "engine drift" at its first transition)."""
 
 
 @dataclass_transform(kw_only_default=True, field_specifiers=(field,))

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from app.engine.base import Record, journal_adapter
+from app.engine.base import OMITTED_WHEN_EMPTY, Record, journal_adapter
 from app.engine.context import Context
 from app.engine.graph import Policy
 from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
@@ -341,8 +341,10 @@ class Run(Record):
     branch: str
     base: str
     head: str = ""  # the run branch's head as the newest event that read it said (SPEC H5)
-    conflicts: list[str] = field(default_factory=list)  # files a merge into the base conflicts in, as the newest
-    conflict_count: int = 0  # event that read git found (SPEC V9): the first CONFLICTS_KEPT names, and how many
+    # files a merge into the base conflicts in, as the newest event that read git found (SPEC V9): the first
+    # CONFLICTS_KEPT names and how many; left out of the journal while empty (added after J6: OMITTED_WHEN_EMPTY)
+    conflicts: Annotated[list[str], OMITTED_WHEN_EMPTY] = field(default_factory=list)
+    conflict_count: Annotated[int, OMITTED_WHEN_EMPTY] = 0
     requested_by: str = ""  # who started the run: with separate duties, never its gates' approver (SPEC H6)
     separate_duties: bool = False  # the team's rule at start (SPEC H6); the graph's `gates` may say it too
     reason: Reason | None = None

@@ -8,7 +8,7 @@ from app.engine import events as ev
 from app.engine.contract import verdict_contract
 from app.engine.effects import AskDecision, DispatchMission, Escalate, ReadyPullRequest
 from app.engine.events import GitState
-from app.engine.record import MissionStatus, ReasonCode, Status
+from app.engine.record import MissionStatus, ReasonCode, Run, Status
 from app.engine.validate import validate_graph
 from tests.engine.driver import Driver
 from tests.helpers import edge, graph, node
@@ -197,3 +197,17 @@ def test_a_decision_without_git_state_says_how_many_conflicts_it_does_not_name()
     d = approved_at_the_last_gate(False, GitState(head="c0ffee", files_changed=many, conflicts=many))
     decision = d.of(Escalate)[-1].decision
     assert "src/f099.py and 150 more" in decision and "src/f100.py" not in decision
+
+
+def test_a_record_without_remembered_conflicts_encodes_as_one_written_before_them() -> None:
+    # SPEC J6, V9: the fields came after records were hashed; left out while empty, a record written before them
+    # reads and encodes to the same bytes, so `interlock verify` replays an older run without a false drift
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, CLEAN)
+    written = d.run.journal_json()
+    assert b'"conflicts"' not in written and b'"conflict_count"' not in written
+    assert Run.from_journal(written).journal_json() == written
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, CONFLICTING)
+    kept = Run.from_journal(d.run.journal_json())
+    assert kept.conflicts == ["greet.py", "docs/a.md"] and kept.conflict_count == 2
