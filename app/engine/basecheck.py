@@ -49,6 +49,8 @@ def conflicting_files(git: GitState) -> tuple[str, ...]:
 def remember_git(run: Run, git: GitState) -> None:
     """Keep what an event that read git found: the head a gate opens on (SPEC H5) and the files a merge into the
     base conflicts in (V9), for a later event that reads none."""
+    if not git.head and not git.conflicting():  # nothing was read (a branch the job could not read): keep what was
+        return
     if git.head:
         run.head = git.head
     files = conflicting_files(git)

@@ -211,3 +211,13 @@ def test_a_record_without_remembered_conflicts_encodes_as_one_written_before_the
     review_passes(d, CONFLICTING)
     kept = Run.from_journal(d.run.journal_json())
     assert kept.conflicts == ["greet.py", "docs/a.md"] and kept.conflict_count == 2
+
+
+def test_a_state_that_read_nothing_keeps_the_remembered_conflicts() -> None:
+    # SPEC V9: a job that could not read the branch reports an empty state: it says nothing about the conflict
+    d = Driver(delivery_graph(conflict_edge=False))
+    review_passes(d, CONFLICTING)
+    d.apply(ev.Resume, by="alice")
+    assert d.run.waiting is not None
+    d.apply(ev.MissionFinished, seq=d.run.waiting.seq, status=MissionStatus.DONE, answer="", git=GitState())
+    assert d.run.conflicts == ["greet.py", "docs/a.md"] and d.run.head == "c0ffee"
