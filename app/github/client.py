@@ -2,7 +2,8 @@
 
 githubkit signs the app's JWT (at most 10 minutes) and exchanges it for installation tokens (1 hour),
 caching each until shortly before it expires; every client gets its own cache. Its retry chain waits on
-primary and secondary rate limits (honouring ``retry-after``) and on 5xx answers. Responses are read as
+rate limits (honouring ``retry-after``) only as long as a delivery may wait, and on 5xx answers; each
+installation sends at most 80 content-creating requests a minute (``app/github/throttle.py``). Responses are read as
 plain JSON, leniently: a field GitHub added or dropped never fails a call that does not use it.
 Every request is counted, so the calls a transition costs can be measured.
 https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -20,14 +22,15 @@ import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
-from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
+from githubkit.retry import RetryChainDecision, RetryServerError
 
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
+from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler
 from app.redact import Redactor
 
-RETRIES = RetryChainDecision(RetryRateLimit(max_retry=3), RetryServerError(max_retry=3))
+RETRIES = RetryChainDecision(BoundedRateLimitRetry(), RetryServerError(max_retry=3))
 RAW = {"accept": "application/vnd.github.raw+json"}
 
 
@@ -64,6 +67,8 @@ class GitHubApp:
         self.transport = transport
         self.cache = MemCacheStrategy()
         self.calls: Counter[str] = Counter()
+        self.limiters: dict[str, ContentLimiter] = {}  # installation id (or "app") -> its content-creating window
+        self.new_limiter: Callable[[], ContentLimiter] = ContentLimiter  # tests give one a clock of their own
         secrets = [identity.private_key, *identity.secrets]
         self.redactor = Redactor(extra=[s for s in secrets if s])
 
@@ -74,6 +79,7 @@ class GitHubApp:
             cache_strategy=self.cache,
             transport=self.transport,
             auto_retry=RETRIES,
+            throttler=ContentThrottler(self.limiters.get(who) or self.limiters.setdefault(who, self.new_limiter())),
             http_cache=False,
             event_hooks={"request": [self._count], "response": [usage.hook(who)]},  # usage: metrics (SPEC W6)
         )
@@ -346,8 +352,9 @@ class Installation:
     def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:
         self.call("POST", f"/repos/{repo}/dispatches", json={"event_type": event_type, "client_payload": payload})
 
-    def snapshot(self, repo: str, branch: str, paths: list[str]) -> Snapshot | None:
-        """The branch head, its tree and the text of ``paths`` at that very commit, in one GraphQL call.
+    def snapshot(self, repo: str, branch: str, paths: list[str], heads: tuple[str, ...] = ()) -> Snapshot | None:
+        """The branch head, its tree and the text of ``paths`` at that very commit, in one GraphQL call; with the
+        heads of the branches ``heads`` names (``None`` for one that does not exist), read in the same call.
 
         Reading everything from one commit keeps the reads consistent with the head the next write builds on,
         and makes a transition's reads cost one call instead of five.
@@ -358,16 +365,19 @@ class Installation:
             f"f{i}: file(path: $p{i}) {{ object {{ ... on Blob {{ text isTruncated }} }} }}" for i in range(len(paths))
         )
         params = "".join(f", $p{i}: String!" for i in range(len(paths)))
+        params += "".join(f", $h{i}: String!" for i in range(len(heads)))
+        others = "".join(f" h{i}: ref(qualifiedName: $h{i}) {{ target {{ oid }} }}" for i in range(len(heads)))
         query = (
             f"query InterlockSnapshot($owner: String!, $name: String!, $ref: String!{params}) {{ "
             f"repository(owner: $owner, name: $name) {{ ref(qualifiedName: $ref) {{ target {{ "
-            f"... on Commit {{ oid tree {{ oid }} {files} }} }} }} }} }}"
+            f"... on Commit {{ oid tree {{ oid }} {files} }} }} }}{others} }} }}"
         )
         variables = {
             "owner": owner,
             "name": name,
             "ref": f"refs/heads/{branch}",
             **{f"p{i}": path for i, path in enumerate(paths)},
+            **{f"h{i}": f"refs/heads/{name}" for i, name in enumerate(heads)},
         }
         data = self.github.graphql(query, variables)
         target = ((data.get("repository") or {}).get("ref") or {}).get("target")
@@ -383,7 +393,11 @@ class Installation:
                 texts[path] = raw.decode("utf-8") if raw is not None else None
             else:
                 texts[path] = blob.get("text")
-        return Snapshot(head=target["oid"], tree=target["tree"]["oid"], files=texts)
+        found = {
+            name: ((data["repository"].get(f"h{i}") or {}).get("target") or {}).get("oid")
+            for i, name in enumerate(heads)
+        }
+        return Snapshot(head=target["oid"], tree=target["tree"]["oid"], files=texts, heads=found)
 
 
 def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -400,6 +414,7 @@ class Snapshot:
     head: str
     tree: str
     files: dict[str, str | None]
+    heads: dict[str, str | None] = field(default_factory=dict)
 
 
 def _int_or_none(value: Any) -> int | None:

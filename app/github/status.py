@@ -18,6 +18,10 @@ from app.engine.team import Team
 
 MARKER = "<!-- interlock:status run={run_id} -->"
 HELD_TEAM, HELD_BY = "held_team", "held_by"  # the run's links while its team is stopped (SPEC H4)
+PROGRESS = (
+    "Progress mission by mission is on the run's `Interlock` check run; this comment changes when a person has "
+    "something to do."
+)
 HELD_NOW = "**Held with its team**: a writer's `/interlock team start` resumes every held run of the team."
 
 NEXT_STEP = {
@@ -59,6 +63,8 @@ def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None
         ]
     now = HELD_NOW if held else NEXT_STEP.get(run.status, "Nothing: the run is over.")
     lines += [f"**Now**: {now}", ""]
+    if run.status is Status.RUNNING and not held:  # the comment is not edited while the run works on
+        lines += [PROGRESS, ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
     if run.missions:
         lines += [

@@ -1,11 +1,12 @@
 """The journal on GitHub: the same layout as on disk, on the repository's branch ``interlock/state``.
 
-A save is three calls: a tree built on the head that was read (file contents inline), a commit whose
-parent is that head, and a fast-forward-only update of the branch. If another writer moved the branch
-since it was read, the update is not a fast-forward and fails with 422: the caller re-reads and re-applies
-its event (SPEC J2). Nothing is written in place, so a failure at any step leaves the old record.
-``write_json_cas`` writes any other JSON file of the branch the same way (a team's queue, for one).
-https://docs.github.com/en/rest/git/refs#update-a-reference
+A save is one call: GraphQL's ``createCommitOnBranch`` with ``expectedHeadOid``, the head that was read
+(``app/github/commits.py``), a compare-and-swap GitHub does itself. If another writer moved the branch since it
+was read, GitHub refuses (``STALE_DATA``): the caller re-reads and re-applies its event (SPEC J2). Nothing is
+written in place, so a failure leaves the old record. Only the branch's first commit, before the branch exists,
+takes the git data API's three calls (a tree, a commit, the ref). ``write_json_cas`` writes any other JSON file
+of the branch the same way (a team's queue, for one).
+https://docs.github.com/en/graphql/reference/mutations#createcommitonbranch
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from pydantic import BaseModel, ValidationError
 
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
-from app.github.client import Installation, RefConflict
+from app.github.client import GitHubError, Installation, RefConflict
+from app.github.commits import commit_on_branch
 from app.store.board_index import BoardIndex, board_files, read_index
 from app.store.journal import BOARD_INDEX_PATH, STATE_BRANCH, encode_record, record_path
 
 Model = TypeVar("Model", bound=BaseModel)
-TREE_CACHE = 32
 CAS_ATTEMPTS = 5  # re-reads of a file another writer changed first, before the caller is told (VersionConflict)
 
 
@@ -44,7 +45,14 @@ class GitHubStore:
     index read at the head it builds on; ``board_changes`` keeps, per run, the index before its first save since
     the caller last took it and after its latest, so the board issue is edited only when what it shows changed."""
 
-    def __init__(self, api: Installation, repo: str, branch: str = STATE_BRANCH, board: bool = False) -> None:
+    def __init__(
+        self,
+        api: Installation,
+        repo: str,
+        branch: str = STATE_BRANCH,
+        board: bool = False,
+        branch_of: Callable[[str], str] | None = None,
+    ) -> None:
         self.api = api
         self.repo = repo
         self.branch = branch
@@ -52,27 +60,33 @@ class GitHubStore:
         self.boards_read: dict[str, str | None] = {}  # run id -> board.json as read with its record
         self.board_changes: dict[str, tuple[BoardIndex, BoardIndex]] = {}
         self.heads: dict[str, str] = {}  # run id -> the state head its record was read from
-        self.tree_cache: dict[str, str] = {}  # commit -> its tree, for the commits this store made or read
+        self.branch_of = branch_of  # run id -> its run branch, whose head each load reads too (no call of its own)
+        self.run_heads: dict[str, str | None] = {}  # run id -> its run branch's head, as last read with the record
+        self.before: dict[str, Run] = {}  # run id -> the record as last read: what a transition started from
         self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit
 
     def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
         """The record, and the files ``also`` names at the same commit (in ``self.fetched``): one call."""
         paths = [record_path(run_id), *also, *([BOARD_INDEX_PATH] if self.board else [])]
-        snapshot = self.api.snapshot(self.repo, self.branch, paths)
+        branches = (self.branch_of(run_id),) if self.branch_of else ()
+        snapshot = self.api.snapshot(self.repo, self.branch, paths, branches)
         record = snapshot.files.get(paths[0]) if snapshot else None
         if snapshot is None or record is None:
             raise RunNotFound(run_id, f"{self.branch} of {self.repo}")
         self.heads[run_id] = snapshot.head
         self.boards_read[run_id] = snapshot.files.get(BOARD_INDEX_PATH)
-        self._remember_tree(snapshot.head, snapshot.tree)
+        for name in branches:
+            self.run_heads[run_id] = snapshot.heads.get(name)
         self.fetched = {
             path: text.encode("utf-8") if text is not None else None for path, text in snapshot.files.items()
         }
         try:
-            return Run.from_journal(record)
+            run = Run.from_journal(record)
         except ValidationError as exc:  # a record edited by hand or cut short: reported, never overwritten
             reason = f"not a run record ({exc.error_count()} problem(s): {first_problem(exc)})"
             raise StateFileUnreadable(paths[0], reason, snapshot.head) from None
+        self.before[run_id] = run
+        return run
 
     def find(self, run_id: str) -> Run | None:
         try:
@@ -146,18 +160,21 @@ class GitHubStore:
         return seen[0], kind.model_validate(saved) if saved is not None else kind()
 
     def _commit(self, head: str | None, changes: dict[str, bytes], message: str) -> str:
-        """The files committed on ``head`` and the branch moved to it, fast-forward only (``RefConflict``)."""
-        entries = [
-            {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}
-            for path, data in changes.items()
-        ]
-        tree = self.api.tree(self.repo, entries, self._tree_of(head) if head else None)
-        commit = self.api.commit(self.repo, message, tree, [head] if head else [])
-        if head is None:
-            self.api.create_ref(self.repo, self.branch, commit)
+        """The files committed on ``head``, the branch moved to the commit only if it is still at ``head``
+        (``RefConflict`` otherwise); a branch that does not exist yet is made."""
+        if head is not None:
+            commit = commit_on_branch(self.api, self.repo, self.branch, head, message, changes)
         else:
-            self.api.update_ref(self.repo, self.branch, commit)
-        self._remember_tree(commit, tree)
+            entries = [
+                {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}
+                for path, data in changes.items()
+            ]
+            tree = self.api.tree(self.repo, entries, None)
+            commit = self.api.commit(self.repo, message, tree, [])
+            try:
+                self.api.create_ref(self.repo, self.branch, commit)
+            except GitHubError as exc:  # another writer made the branch first (422): a conflict, re-read
+                raise RefConflict("POST", "/git/refs", exc.status, str(exc)) if exc.status == 422 else exc from None
         return commit
 
     def _head_for(self, run: Run, expected: int | None) -> str | None:
@@ -178,16 +195,6 @@ class GitHubStore:
         if existing is not None:
             raise VersionConflict(run.id, None, Run.from_journal(existing).version)
         return head
-
-    def _tree_of(self, head: str) -> str:
-        if head not in self.tree_cache:
-            self._remember_tree(head, self.api.commit_tree(self.repo, head))
-        return self.tree_cache[head]
-
-    def _remember_tree(self, commit: str, tree: str) -> None:
-        self.tree_cache[commit] = tree
-        while len(self.tree_cache) > TREE_CACHE:
-            self.tree_cache.pop(next(iter(self.tree_cache)))
 
     def read(self, path: str) -> bytes | None:
         """A file of the state branch: from the last snapshot when it was read with the record."""

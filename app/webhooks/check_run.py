@@ -6,48 +6,103 @@ has none — a mission's commits moved the head, and the check left in progress 
 the run went — or when a check that completed must show the run working again (GitHub's newest check run of a
 name is the one a pull request shows). An installation that has not granted
 the Checks permission (403) gets no check and loses nothing else: `interlock doctor` names the permission.
+
+The check carries the run's progress at every transition, so it is the one status update an ordinary transition
+makes (issue 16): the check run this process made or found last for a run is remembered (``KNOWN``: its id, the
+commit it is on, what it shows), and the run branch's head is read with the record in the same call
+(``GitHubStore.run_heads``), so while the head has not moved the update is one PATCH and no read. Anything else —
+another process, a moved head, a completed check that must show the run working again — takes the reads above.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Protocol
+from weakref import WeakKeyDictionary
 
 from app.engine.graph import Graph
 from app.engine.record import Run
-from app.github.checks import branch_checks, check_view, checks_at_head, create_check, moved_on, update_check
-from app.github.client import GitHubError, Installation
+from app.github.checks import (
+    CheckView,
+    branch_checks,
+    check_view,
+    checks_at_head,
+    create_check,
+    moved_on,
+    update_check,
+)
+from app.github.client import GitHubApp, GitHubError, Installation
+from app.store.github import GitHubStore
 
 log = logging.getLogger("interlock.github")
+KNOWN_RUNS = 1024  # runs whose check this process remembers
+
+
+@dataclass(frozen=True)
+class KnownCheck:
+    """A check run as this process last made or updated it: its id, its commit and the fields it shows."""
+
+    id: int
+    head: str
+    shown: dict[str, Any]
+
+
+KNOWN: WeakKeyDictionary[GitHubApp, OrderedDict[tuple[str, str], KnownCheck]] = WeakKeyDictionary()
+
+
+def known_checks(runs: GitHubRuns) -> OrderedDict[tuple[str, str], KnownCheck]:
+    """The checks this service (its ``GitHubApp``) remembers, by repository and run id."""
+    return KNOWN.setdefault(runs.app, OrderedDict())
+
+
+def remember(runs: GitHubRuns, run_id: str, check: KnownCheck) -> None:
+    known = known_checks(runs)
+    known[(runs.repo, run_id)] = check
+    known.move_to_end((runs.repo, run_id))
+    while len(known) > KNOWN_RUNS:
+        known.popitem(last=False)
 
 
 class GitHubRuns(Protocol):
     """What this module needs of the GitHub shell (``app/webhooks/shell.py``), which imports this module."""
 
+    app: GitHubApp
     api: Installation
     repo: str
+    store: GitHubStore
 
 
-def show_check(runs: GitHubRuns, run: Run, graph: Graph) -> None:
+def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True) -> None:
     """The run's check on its branch's head as the record has it now; no call beyond the read when it shows
-    that already."""
+    that already. ``remembered``: the check this process remembers may be used (not on a redelivery, which reads
+    what GitHub shows, since what failed may be the check's update)."""
     try:
-        _show(runs, run, graph)
+        _show(runs, run, graph, remembered)
     except GitHubError as exc:
         if exc.status != 403:
             raise  # the delivery fails, and its redelivery shows the check (``GitHubRuns.reconcile``)
         log.warning("no check run for %s: the installation may not write checks (%s)", run.id, exc)
 
 
-def _show(runs: GitHubRuns, run: Run, graph: Graph) -> None:
+def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
+    view = check_view(run, graph, runs.repo, runs.api.redactor.text)
+    try:
+        if remembered and _show_known(runs, run, view):
+            return
+    except GitHubError as exc:
+        if exc.status not in (404, 422):
+            raise
+        known_checks(runs).pop((runs.repo, run.id), None)  # deleted, or its commit gone: found again below
     found = checks_at_head(runs.api, runs.repo, run.branch)
     if found is None:
         return  # the run branch is gone (merged and deleted): its last check stays as it was
-    view = check_view(run, graph, runs.repo, runs.api.redactor.text)
     ours = next((check for check in found if check.get("external_id") == run.id), None)
     if ours is not None and not (view.status == "in_progress" and ours.get("status") == "completed"):
         if not view.shown_by(ours):
             update_check(runs.api, runs.repo, int(ours["id"]), view)
+        remember(runs, run.id, KnownCheck(int(ours["id"]), str(ours.get("head_sha") or ""), view.fields()))
         return
     head: str | None
     left: list[int] = []
@@ -57,6 +112,23 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph) -> None:
         head, left = branch_checks(runs.api, runs.repo, run.branch, run.id)
     if head is None:
         return
-    create_check(runs.api, runs.repo, head, run.id, view)
+    remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
     for check_id in left:
         update_check(runs.api, runs.repo, check_id, moved_on(view, head))
+
+
+def _show_known(runs: GitHubRuns, run: Run, view: CheckView) -> bool:
+    """The remembered check updated without a read, when the run branch's head read with the record is still the
+    commit it is on; ``False`` when this process cannot tell (the caller then reads)."""
+    known = known_checks(runs).get((runs.repo, run.id))
+    head = runs.store.run_heads.get(run.id)
+    branch_of = runs.store.branch_of
+    if known is None or head is None or head != known.head or branch_of is None or branch_of(run.id) != run.branch:
+        return False
+    if view.status == "in_progress" and known.shown.get("status") == "completed":
+        # a new check shows the run working again (the newest of a name is the one shown), on the head it knows
+        remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
+    elif not view.shown_by(known.shown):
+        update_check(runs.api, runs.repo, known.id, view)
+        remember(runs, run.id, KnownCheck(known.id, head, view.fields()))
+    return True

@@ -2,8 +2,10 @@
 
 The board index and ``board.md`` are saved with each transition (``app/store/board_index.py``); this module carries
 what they show to the repository's "Interlock board" issue. After a new transition the issue is edited only when
-its rendered body changed between the index before and after (no read); a redelivery compares with the body GitHub
-shows (one read, redeliveries only), since the edit may be what failed.
+what it shows for people changed between the index before and after (no read): a run started, ended or changed its
+state (``for_people``) — not the step or cost of a run that works on, since each edit is a content-creating request
+GitHub counts (80 a minute, 500 an hour; issue 16). A redelivery compares with the body GitHub shows (one read,
+redeliveries only), since the edit may be what failed.
 
 The issue is made once per repository. Two deliveries may both find no issue in the index they read: each claims
 the making in ``board.json`` with compare-and-swap of the state branch (``GitHubStore.write_json_cas``), and only
@@ -68,7 +70,7 @@ def publish(runs: GitHubRuns, run: Run, redelivered: bool) -> None:
     if redelivered:
         unchanged = board_issue_body(runs.api, runs.repo, after.issue) == runs.api.shown(body)
     else:
-        unchanged = change is not None and render_board_issue(change[0]) == body
+        unchanged = change is not None and for_people(change[0]) == for_people(after)
     if not unchanged:
         edit_or_remake(runs, after.issue, body, f"{run.id}@{run.version}")
 
@@ -151,14 +153,20 @@ def stale(moment: str) -> bool:
         return True
 
 
+def for_people(index: BoardIndex) -> list[tuple[object, ...]]:
+    """What the issue shows that a person acts on: each run, its issue, team, graph, state and start."""
+    return [(row.run, row.issue, row.team, row.graph, row.status, row.started) for row in index.rows]
+
+
 def render_board_issue(index: BoardIndex) -> str:
     """The issue's body: every row of the index with a link to its issue, then how to act."""
     lines = [
         BOARD_MARKER,
         f"### {BOARD_TITLE}",
         "",
-        f"Runs of this repository: every live run and the last {FINISHED_KEPT} that ended. Kept current by Interlock "
-        "on every transition; edits by hand are overwritten.",
+        f"Runs of this repository: every live run and the last {FINISHED_KEPT} that ended. Edited by Interlock when a "
+        "run starts or its state changes (the step and cost are as of then; `board.md` on the state branch follows "
+        "every transition); edits by hand are overwritten.",
         "",
     ]
     if index.rows:

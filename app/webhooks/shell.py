@@ -50,6 +50,7 @@ from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.pinned_board import publish as publish_board
 from app.webhooks.requests import file_request, follow_request
+from app.webhooks.status_update import needs_comment
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
 CONFIG_TTL_S = 60.0
@@ -71,7 +72,7 @@ class GitHubRuns:
         self.repo = repo
         self.default_branch = default_branch
         self.library = library or []
-        self.store = GitHubStore(self.api, repo, board=True)  # board.json and board.md with every save
+        self.store = GitHubStore(self.api, repo, board=True, branch_of=lambda run_id: f"interlock/{run_id}")
         self.driver = RunDriver(self.store, self._order_terms)
         self._config: RepoConfig | None = None
         self._teams: list[TeamSettings] | None = None
@@ -216,9 +217,10 @@ class GitHubRuns:
         """Carry out the effects in order, then edit the status comment once. A failure stops here: the
         delivery fails, GitHub redelivers it, and ``reconcile`` carries out what is still owed."""
         jobs: dict[int, str] = {}
+        before = self.store.before.get(run.id)  # the record the transition started from
         for effect in effects:
             run = self._carry_out(run, effect, jobs)
-        self._edit_status(run, graph, jobs)
+        self._edit_status(run, graph, jobs, before=before if before and before.version < run.version else None)
         publish_board(self, run, redelivered=False)  # the pinned board issue, if what it shows changed
         follow_request(self, run)  # a run on a request issue: its label, and the run that waits on it (SPEC U3)
         return run
@@ -387,11 +389,14 @@ class GitHubRuns:
             return refused
         return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/requests.py
 
-    def _edit_status(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None) -> None:
-        """Edit the status comment; on a redelivery, only if what it shows changed. The check run too (SPEC W5)."""
-        show_check(self, run, graph)
+    def _edit_status(
+        self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None, before: Run | None = None
+    ) -> None:
+        """The check run (SPEC W5), then the status comment when what a person must do changed since ``before``
+        (``app/webhooks/status_update.py``); on a redelivery, only if what it shows changed."""
+        show_check(self, run, graph, remembered=seen is None)
         comment = run.links.get("status_comment")
-        if not comment:
+        if not comment or (seen is None and not needs_comment(before, run)):
             return
         body = render_status(run, graph, jobs, self._roster(run))
         if seen is not None and seen.comment_body(int(comment)) == self.api.shown(body):

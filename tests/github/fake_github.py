@@ -194,9 +194,10 @@ class FakeGitHub:
         path = request.url.path.removeprefix(self.base)
         if not path.endswith("/graphql"):
             self.problems += problems(request, self.base)
+        where = path + mutation_of(request)  # a fault can name a GraphQL mutation: "POST createCommitOnBranch"
         for key, queue in self.faults.items():
             method, part = key.split(" ", 1)
-            if queue and request.method == method and part in path:
+            if queue and request.method == method and part in where:
                 status, headers = queue.pop(0)
                 if status == -1:  # let this one through
                     break
@@ -464,7 +465,47 @@ class FakeGitHub:
             return httpx.Response(200, json={"data": {"markPullRequestReadyForReview": {"clientMutationId": None}}})
         if "pinIssue" in body.get("query", ""):
             return self._pin(body["variables"]["id"])
+        if "createCommitOnBranch" in body.get("query", ""):
+            return self._commit_on_branch(body["variables"]["input"])
         return httpx.Response(200, json={"errors": [{"message": "unsupported query"}]})
+
+    def _commit_on_branch(self, given: dict[str, Any]) -> httpx.Response:
+        """GraphQL's ``createCommitOnBranch`` as GitHub answers it: the branch must exist and still point at
+        ``expectedHeadOid`` (else 200 with ``STALE_DATA``), contents are base64, a deletion of a file that is not
+        there is refused; the new commit's parent is the expected head."""
+        repo, branch = given["branch"]["repositoryNameWithOwner"], given["branch"]["branchName"]
+        head, expected = self.refs.get((repo, branch)), given["expectedHeadOid"]
+        if head is None:
+            return graphql_error("NOT_FOUND", f'A ref named "refs/heads/{branch}" does not exist.')
+        if head != expected:
+            return graphql_error(
+                "STALE_DATA", f'Expected branch to point to "{expected}" but it did not.  Pull and try again.'
+            )
+        files = dict(self.trees[self.commits[head]["tree"]])
+        changes = given.get("fileChanges") or {}
+        for gone in changes.get("deletions") or []:
+            if files.pop(gone["path"], None) is None:
+                return graphql_error(
+                    "UNPROCESSABLE", f"A path was requested for deletion which does not exist as of commit oid `{head}`"
+                )
+        for added in changes.get("additions") or []:
+            files[added["path"]] = base64.b64decode(added["contents"], validate=True).decode("utf-8")
+        message = given["message"]["headline"] + (
+            f"\n\n{given['message']['body']}" if given["message"].get("body") else ""
+        )
+        commit = self._store_commit(self._store_tree(files), [head], message)
+        if not self._swap_ref(repo, branch, commit, head):
+            return graphql_error(
+                "STALE_DATA", f'Expected branch to point to "{expected}" but it did not.  Pull and try again.'
+            )
+        return httpx.Response(200, json={"data": {"createCommitOnBranch": {"commit": {"oid": commit}}}})
+
+    def _swap_ref(self, repo: str, branch: str, new: str, old: str) -> bool:
+        """Move the branch to ``new`` if it is still at ``old``."""
+        if self.refs.get((repo, branch)) != old:
+            return False
+        self.refs[(repo, branch)] = new
+        return True
 
     def _pin(self, node: str) -> httpx.Response:
         """GraphQL's ``pinIssue``: an error, as GitHub gives it, when ``pin_refusal`` says so (three are pinned)."""
@@ -487,7 +528,12 @@ class FakeGitHub:
             if name.startswith("p") and name[1:].isdigit():
                 text = self.trees[tree].get(path)
                 target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
-        return httpx.Response(200, json={"data": {"repository": {"ref": {"target": target}}}})
+        found: dict[str, Any] = {"ref": {"target": target}}
+        for name, ref in variables.items():  # other branches' heads read in the same call
+            if name.startswith("h") and name[1:].isdigit():
+                other = self.refs.get((repo, ref.removeprefix("refs/heads/")))
+                found[name] = {"target": {"oid": other}} if other else None
+        return httpx.Response(200, json={"data": {"repository": found}})
 
     def _add_labels(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
         current = self.labels.setdefault((repo, int(issue)), [])
@@ -717,6 +763,44 @@ def check_problem(body: dict[str, Any]) -> dict[str, str] | None:
     if len((body.get("output") or {}).get("summary") or "") > 65535:
         return {"field": "output.summary", "code": "too_long"}
     return None
+
+
+class VirtualClock:
+    """Time for ``ContentLimiter`` in tests: it moves only when slept on, at once (no test sleeps)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def mutation_of(request: httpx.Request) -> str:
+    """``#name`` of the GraphQL mutation a request carries (``""`` for anything else)."""
+    if not request.url.path.endswith("/graphql") or not request.content:
+        return ""
+    body = json.loads(request.content)
+    found = re.search(r"mutation[^{]*\{\s*(\w+)", body.get("query", ""))
+    if not found:
+        return ""
+    given = ((body.get("variables") or {}).get("input") or {}).get("branch") or {}
+    return f"#{found.group(1)}" + (f"@{given['repositoryNameWithOwner']}" if "repositoryNameWithOwner" in given else "")
+
+
+def graphql_error(kind: str, message: str) -> httpx.Response:
+    """A refused mutation as GitHub answers it: 200, no data for it, the error with its type and path."""
+    error = {
+        "type": kind,
+        "path": ["createCommitOnBranch"],
+        "locations": [{"line": 1, "column": 70}],
+        "message": message,
+    }
+    return httpx.Response(200, json={"data": {"createCommitOnBranch": None}, "errors": [error]})
 
 
 def too_long() -> httpx.Response:

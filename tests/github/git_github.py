@@ -123,6 +123,11 @@ class GitBackedGitHub(FakeGitHub):
             return httpx.Response(422, json={"message": "Update is not a fast forward"})
         return httpx.Response(200, json={"ref": f"refs/heads/{branch}", "object": {"sha": body["sha"]}})
 
+    def _swap_ref(self, repo: str, branch: str, new: str, old: str) -> bool:
+        """``createCommitOnBranch``'s compare-and-swap under git's own lock, as ``_update_ref``'s."""
+        swap = ["git", "--git-dir", self.git.path, "update-ref", f"refs/heads/{branch}", new, old]
+        return subprocess.run(swap, capture_output=True).returncode == 0
+
     def _dispatch(self, request: httpx.Request, body: Any, repo: str, workflow: str) -> httpx.Response:
         """As GitHub: the workflow must exist on the ref, and declare every input sent (422 otherwise)."""
         head = self.refs.get((repo, body.get("ref", "")))

@@ -39,13 +39,13 @@ def review_passes_on_a_conflicting_base(world: World, graph: dict[str, Any]) -> 
 
 
 def test_a_conflict_routes_to_the_resolve_step_at_no_extra_call(world: World) -> None:
-    # SPEC V9: the CONFLICT edge is followed; the pull request stays a draft; a mission transition's 8 calls
+    # SPEC V9: the CONFLICT edge is followed; the pull request stays a draft; a mission transition's 4 calls
     issue, calls = review_passes_on_a_conflicting_base(world, with_resolve())
     run = world.run(issue)
     assert run.status is Status.RUNNING and run.stage == "resolve"
     assert world.fake.dispatches[-1]["inputs"]["stage"] == "resolve"
     assert world.fake.pulls[int(run.links["pr"])]["draft"] is True
-    assert calls == 9  # the same as a mission → FAIL → mission transition (README, tests/bench/bench_github.py)
+    assert calls == 4  # the same as a mission → FAIL → mission transition (README, tests/bench/bench_github.py)
 
 
 def test_a_conflict_without_an_edge_escalates_with_the_files_in_the_decision_comment(world: World) -> None:

@@ -46,17 +46,15 @@ def test_save_and_load_with_the_local_layout(fake: FakeGitHub, settings: Service
     assert fake.problems == []
 
 
-def test_a_transition_costs_three_writes_on_a_head_already_read(fake: FakeGitHub, settings: ServiceSettings) -> None:
+def test_a_transition_costs_one_write_on_a_head_already_read(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    # issue 16: one createCommitOnBranch instead of a tree, a commit and a ref update (changed on purpose)
     _, store = store_for(fake, settings)
     store.save(advanced(0).run, None)
     store.load("run-1")
     before = len(fake.calls())
     store.save(advanced(1).run, 1)
-    assert fake.calls()[before:] == [
-        "POST /repos/octo/app/git/trees",
-        "POST /repos/octo/app/git/commits",
-        "PATCH /repos/octo/app/git/refs/heads/interlock/state",
-    ]
+    assert fake.calls()[before:] == ["POST /api/graphql"]
+    assert "createCommitOnBranch" in json.loads(fake.requests[-1].content)["query"]
 
 
 def test_a_concurrent_writer_makes_the_update_fail_and_the_loser_rereads(
@@ -102,7 +100,7 @@ def test_a_lasting_failure_is_an_error_and_leaves_the_old_record(fake: FakeGitHu
     _, store = store_for(fake, settings)
     store.save(advanced(0).run, None)
     store.load("run-1")
-    fake.fail("PATCH", "/git/refs", 500, times=10)
+    fake.fail("POST", "createCommitOnBranch", 500, times=10)
     with pytest.raises(GitHubError):
         store.save(advanced(1).run, 1)
     assert store.load("run-1").version == 1

@@ -98,16 +98,16 @@ def test_two_replicas_telling_places_at_once_post_each_place_once(world: World) 
     world.fake.commit_file(REPO, STATE, "queues/core.json", json.dumps(queue))
     first, second = world.runs(), world.runs()
     team: TeamSettings = first.teams()[0]
-    update_ref = first.api.update_ref
+    commit = first.store._commit
     raced: list[bool] = []
 
-    def racing(repo: str, branch: str, sha: str) -> None:
-        if branch == STATE and not raced:  # B reads, writes and posts between A's read and A's write
+    def racing(head: str | None, changes: dict[str, bytes], message: str) -> str:
+        if not raced:  # B reads, writes and posts between A's read and A's write
             raced.append(True)
             tell_places(second, team)
-        update_ref(repo, branch, sha)
+        return commit(head, changes, message)
 
-    first.api.update_ref = racing  # type: ignore[method-assign]
+    first.store._commit = racing  # type: ignore[method-assign]
     tell_places(first, team)
     assert raced and places(world, 2) == ["**1**", "**1**"] and places(world, 3) == ["**2**", "**2**"]
     tell_places(first, team)  # a redelivery: the file says each was told

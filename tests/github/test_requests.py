@@ -215,7 +215,7 @@ def test_the_waiting_run_resumes_when_the_upstream_pull_request_merges(world: Wo
     # job's end): the merge delivers the request, and the waiting run resumes then, with the merged PR
     two_repositories(world, auto=True)
     file_request(world)
-    world.fake.fail("PATCH", f"/repos/{REPO}/git/refs/heads/interlock/state", 502, times=10)
+    world.fake.fail("POST", f"createCommitOnBranch@{REPO}", 502, times=10)
     with pytest.raises(Exception, match="502"):  # the delivery fails: the service answers 5xx
         lib_job(world, 1)
     world.fake.faults.clear()

@@ -1,0 +1,139 @@
+"""GitHub's secondary rate limits, kept and waited for within bounds (issue 16).
+
+GitHub allows an App at most 80 content-creating requests a minute and 500 an hour, and answers 403 or 429 with
+``retry-after`` (or ``x-ratelimit-remaining: 0`` and ``x-ratelimit-reset``) when it is asked too much.
+https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit
+
+Two things here, both bounded by ``MAX_WAIT_S`` so that a webhook delivery ends within the service's deadline
+(``app/webhooks/service.py``, 8 s, itself under GitHub's 10 s):
+
+- ``ContentLimiter``: a sliding window per installation — never more than 80 content-creating requests (every REST
+  write and every GraphQL mutation) in any 60 seconds. A request that would be the 81st waits for the oldest to
+  leave the window if that is within the bound, else fails at once with ``ContentQuotaFull``: the delivery fails
+  cleanly (5xx, nothing half-applied) and GitHub's redelivery, or ``interlock redeliver``, carries it out later.
+- ``BoundedRateLimitRetry``: githubkit's retry decision for a rate-limit answer, retried once when GitHub's wait
+  is within the bound, and not at all when it is longer (a primary limit resets within the hour): the call fails
+  as the limiter's does, instead of holding a worker thread for a minute past the delivery's deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from githubkit.exception import GitHubException, RateLimitExceeded
+from githubkit.retry import RetryOption
+from githubkit.throttling import BaseThrottler
+
+from app.engine.errors import InterlockError
+
+CONTENT_PER_MINUTE = 80  # GitHub's secondary limit on content-creating requests, per App installation
+WINDOW_S = 60.0
+MAX_WAIT_S = 5.0  # the longest a request waits for a limit: under the service's 8 s delivery deadline
+
+
+class ContentQuotaFull(InterlockError):
+    """A content-creating request would exceed the minute's quota for longer than a delivery may wait."""
+
+    def __init__(self, wait_s: float) -> None:
+        self.wait_s = wait_s
+        super().__init__(
+            f"{CONTENT_PER_MINUTE} content-creating requests were sent to GitHub in the last minute; the next may go "
+            f"in {wait_s:.1f}s, longer than a delivery waits ({MAX_WAIT_S:g}s): redeliver it"
+        )
+
+
+def creates_content(request: httpx.Request) -> bool:
+    """Whether GitHub counts ``request`` against its content-creating limits: a REST write (token exchanges
+    aside) or a GraphQL mutation; reads, and GraphQL queries, do not."""
+    if request.method in ("GET", "HEAD") or request.url.path.endswith("/access_tokens"):
+        return False
+    if not request.url.path.endswith("/graphql"):
+        return True
+    try:
+        query = json.loads(request.content or b"{}").get("query", "")
+    except (ValueError, AttributeError):
+        return True  # not a body we wrote: counted, to be safe
+    return isinstance(query, str) and query.lstrip().startswith("mutation")
+
+
+class ContentLimiter:
+    """At most ``per_minute`` content-creating requests in any ``WINDOW_S`` seconds, for one installation. The
+    clock and the sleep are injectable so that tests need not wait."""
+
+    def __init__(
+        self,
+        per_minute: int = CONTENT_PER_MINUTE,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        max_wait_s: float = MAX_WAIT_S,
+    ) -> None:
+        self.per_minute = per_minute
+        self.clock, self.sleep = clock, sleep
+        self.max_wait_s = max_wait_s
+        self.sent: deque[float] = deque()
+        self.lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Take a place in the window, waiting up to ``max_wait_s`` for one; ``ContentQuotaFull`` otherwise."""
+        if not self.lock.acquire(timeout=self.max_wait_s):
+            raise ContentQuotaFull(self.max_wait_s)
+        try:
+            now = self._drop_old(self.clock())
+            if len(self.sent) >= self.per_minute:
+                wait = self.sent[0] + WINDOW_S - now
+                if wait > self.max_wait_s:
+                    raise ContentQuotaFull(wait)
+                self.sleep(wait)
+                now = self._drop_old(max(self.clock(), self.sent[0] + WINDOW_S))
+            self.sent.append(now)
+        finally:
+            self.lock.release()
+
+    def _drop_old(self, now: float) -> float:
+        while self.sent and self.sent[0] <= now - WINDOW_S:
+            self.sent.popleft()
+        return now
+
+
+class ContentThrottler(BaseThrottler):
+    """githubkit's throttling hook: every content-creating request of a client takes its place in the
+    installation's ``ContentLimiter`` before it is sent."""
+
+    def __init__(self, limiter: ContentLimiter) -> None:
+        self.limiter = limiter
+
+    @contextmanager
+    def acquire(self, request: httpx.Request) -> Generator[None, Any, Any]:
+        if creates_content(request):
+            self.limiter.acquire()
+        yield
+
+    @asynccontextmanager
+    async def async_acquire(self, request: httpx.Request) -> AsyncGenerator[None, Any]:
+        if creates_content(request):
+            self.limiter.acquire()
+        yield
+
+
+class BoundedRateLimitRetry:
+    """Retry a rate-limited request once, when GitHub's ``retry-after`` (or its reset) is at most ``max_wait_s``."""
+
+    def __init__(self, max_wait_s: float = MAX_WAIT_S, max_retry: int = 1) -> None:
+        self.max_wait_s = max_wait_s
+        self.max_retry = max_retry
+
+    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        if retry_count >= self.max_retry or not isinstance(exc, RateLimitExceeded):
+            return RetryOption(False)
+        wait = exc.retry_after if exc.retry_after is not None else timedelta(seconds=WINDOW_S)
+        if wait.total_seconds() > self.max_wait_s:
+            return RetryOption(False)  # the call fails now; the delivery's redelivery tries again later
+        return RetryOption(True, wait)

@@ -1,0 +1,69 @@
+"""One status update a transition (issue 16): the check run carries each mission's progress; the status comment and
+the pinned board issue are edited only when what a person must do changes (SPEC W5, GH4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app.engine.record import Status
+from app.github.status import PROGRESS
+from app.webhooks.check_run import known_checks
+from app.webhooks.settings import ServiceSettings
+from tests.github.test_flows import REPO, World
+
+
+@pytest.fixture
+def world(settings: ServiceSettings) -> Iterator[World]:
+    made = World(settings)
+    yield made
+    assert made.fake.problems == []
+
+
+def at_next_mission(world: World) -> int:
+    """A run past its gate, its second mission (review) dispatched: the run is working."""
+    _, issue = world.label()
+    world.job_done(issue, 1, "build", "built")
+    world.review(issue, "approved")
+    assert world.run(issue).status is Status.RUNNING
+    return issue
+
+
+def test_a_mission_to_mission_transition_updates_the_check_only_and_without_reading_it(world: World) -> None:
+    # SPEC W5: the check shows the new stage; the status comment and the board issue are left as they are
+    issue = at_next_mission(world)
+    comment = int(world.run(issue).links["status_comment"])
+    shown = world.fake.comments[comment]["body"]
+    assert PROGRESS in shown  # the comment says where the progress is while it is not edited
+    before = len(world.fake.calls())
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    calls = world.fake.calls()[before:]
+    assert world.run(issue).stage == "build" and world.fake.comments[comment]["body"] == shown
+    assert not [call for call in calls if "/issues/" in call]  # no comment, no board issue edit
+    assert [call for call in calls if "check-runs" in call] == [f"PATCH /repos/{REPO}/check-runs/9001"]
+    assert "at build" in world.fake.check_runs[9001]["output"]["title"]
+
+
+def test_the_comment_is_edited_when_a_person_must_act(world: World) -> None:
+    # SPEC GH4: a gate is something to do: the comment says so at once
+    issue = at_next_mission(world)
+    comment = int(world.run(issue).links["status_comment"])
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    world.job_done(issue, 3, "build", "built again")
+    assert world.run(issue).status is Status.GATE_WAIT
+    body = world.fake.comments[comment]["body"]
+    assert "**Review the pull request**" in body and PROGRESS not in body
+
+
+def test_a_check_deleted_behind_the_services_back_is_found_again(world: World) -> None:
+    # the remembered check's PATCH answers 404: the check is read and made again; the delivery does not fail
+    issue = at_next_mission(world)
+    known = known_checks(world.runs())
+    (remembered,) = [check for (repo, _), check in known.items() if repo == REPO]
+    del world.fake.check_runs[remembered.id]
+    before = len(world.fake.calls())
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    calls = [call.split(" ")[0] for call in world.fake.calls()[before:] if "check-runs" in call]
+    assert calls == ["PATCH", "GET", "POST"]  # the 404, the read, a new check on the head
+    assert "at build" in world.fake.checks_of(f"issue-{issue}")[-1]["output"]["title"]

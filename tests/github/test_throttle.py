@@ -1,0 +1,132 @@
+"""GitHub's secondary rate limits: at most 80 content-creating requests a minute per installation, and bounded waits
+on 403/429 answers (issue 16). Clocks are injected: no test sleeps."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+import httpx
+import pytest
+from githubkit.exception import SecondaryRateLimitExceeded
+from githubkit.response import Response
+
+from app.github.client import GitHubApp, GitHubError
+from app.github.commits import MUTATION
+from app.github.throttle import (
+    CONTENT_PER_MINUTE,
+    MAX_WAIT_S,
+    BoundedRateLimitRetry,
+    ContentLimiter,
+    ContentQuotaFull,
+    creates_content,
+)
+from app.webhooks.service import DEADLINE_S
+from app.webhooks.settings import ServiceSettings
+from tests.github.fake_github import FakeGitHub, VirtualClock
+from tests.helpers import ROOT
+
+REPO = "octo/app"
+
+
+def test_the_81st_in_a_minute_waits_for_the_oldest_to_leave_the_window_or_fails_when_that_is_too_long() -> None:
+    clock = VirtualClock()
+    limiter = ContentLimiter(clock=clock, sleep=clock.sleep)
+    for _ in range(CONTENT_PER_MINUTE):
+        limiter.acquire()
+    assert clock.slept == []
+    with pytest.raises(ContentQuotaFull, match="80 content-creating requests were sent to GitHub in the last minute"):
+        limiter.acquire()  # the oldest leaves the window in 60 s: longer than a delivery may wait
+    assert len(limiter.sent) == CONTENT_PER_MINUTE
+    clock.now += 57.0  # 3 s before the oldest leaves
+    limiter.acquire()
+    assert clock.slept == [pytest.approx(3.0)]
+    window = [t for t in limiter.sent if t > clock.now - 60]
+    assert len(window) <= CONTENT_PER_MINUTE  # never more than 80 in any minute
+
+
+def test_the_window_slides_so_no_minute_holds_more_than_80() -> None:
+    clock = VirtualClock()
+    limiter = ContentLimiter(clock=clock, sleep=clock.sleep, max_wait_s=60.0)
+    sent: list[float] = []
+    for _ in range(400):
+        limiter.acquire()
+        sent.append(clock.now)
+        clock.now += 0.25  # asked 4 times a second: the limiter spaces them out
+    assert max(sum(1 for t in sent if start <= t < start + 60) for start in sent) == CONTENT_PER_MINUTE
+
+
+def test_the_bound_is_under_the_service_deadline() -> None:
+    assert MAX_WAIT_S < DEADLINE_S
+
+
+def test_reads_and_queries_are_not_counted_mutations_and_writes_are() -> None:
+    def post(path: str, body: object) -> httpx.Request:
+        return httpx.Request("POST", f"http://github.test/api/v3{path}", content=json.dumps(body))
+
+    assert creates_content(post("/repos/o/r/issues/1/comments", {"body": "x"}))
+    assert creates_content(httpx.Request("PATCH", "http://github.test/api/v3/repos/o/r/check-runs/1"))
+    assert creates_content(post("/../graphql", {"query": MUTATION}))
+    assert not creates_content(post("/../graphql", {"query": "query InterlockSnapshot { x }"}))
+    assert not creates_content(httpx.Request("GET", "http://github.test/api/v3/repos/o/r"))
+    assert not creates_content(post("/app/installations/1/access_tokens", {}))
+
+
+def app_for(fake: FakeGitHub, settings: ServiceSettings) -> GitHubApp:
+    return GitHubApp(replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=fake.transport())
+
+
+def test_the_client_never_sends_the_81st_content_creating_request_of_a_minute(settings: ServiceSettings) -> None:
+    fake = FakeGitHub()
+    app = app_for(fake, settings)
+    clock = VirtualClock()
+    app.limiters["42"] = ContentLimiter(clock=clock, sleep=clock.sleep)
+    api = app.installation(42)
+    for n in range(CONTENT_PER_MINUTE):
+        api.comment(REPO, 1, f"comment {n}")
+    api.ref(REPO, "main")  # a read is never held back
+    with pytest.raises(ContentQuotaFull):
+        api.comment(REPO, 1, "one too many")
+    assert len(fake.calls("POST")) == CONTENT_PER_MINUTE and len(fake.calls("GET")) == 1
+    other = app.installation(7)  # another installation has its own minute
+    other.comment(REPO, 1, "elsewhere")
+    assert len(fake.calls("POST")) == CONTENT_PER_MINUTE + 1
+
+
+def limited(headers: dict[str, str]) -> SecondaryRateLimitExceeded:
+    request = httpx.Request("POST", "http://github.test/api/v3/repos/o/r/issues/1/comments")
+    response = Response(httpx.Response(403, headers=headers, request=request), object)
+    wait = timedelta(seconds=int(headers["retry-after"])) if "retry-after" in headers else None
+    return SecondaryRateLimitExceeded(response, wait)  # type: ignore[arg-type]
+
+
+def test_a_rate_limit_answer_is_retried_once_within_the_bound_and_never_beyond() -> None:
+    decide = BoundedRateLimitRetry()
+    assert decide(limited({"retry-after": "2"}), 0) == (True, timedelta(seconds=2))
+    assert decide(limited({"retry-after": "2"}), 1).do_retry is False  # once
+    assert decide(limited({"retry-after": "60"}), 0).do_retry is False  # longer than a delivery waits
+
+
+def test_a_long_retry_after_fails_the_call_at_once_and_a_short_one_is_waited_for(settings: ServiceSettings) -> None:
+    # the delivery fails cleanly (its redelivery carries it out later) instead of outliving its deadline
+    fake = FakeGitHub()
+    api = app_for(fake, settings).installation(42)
+    fake.fail("POST", "/issues/1/comments", 403, headers={"retry-after": "120", "x-ratelimit-remaining": "0"})
+    with pytest.raises(GitHubError, match="403"):
+        api.comment(REPO, 1, "x")
+    assert fake.calls("POST") == ["POST /repos/octo/app/issues/1/comments"]  # not retried
+    fake.fail("POST", "/issues/1/comments", 429, headers={"retry-after": "0"})
+    api.comment(REPO, 1, "y")  # retried once, after GitHub's (here: no) wait
+    assert len(fake.calls("POST")) == 3 and len(fake.comments) == 1
+
+
+def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert (
+        "The service never sends more than 80 content-creating requests (REST writes and GraphQL mutations) a minute "
+        "per installation, and waits for GitHub's `retry-after` on a 403 or 429 once: a request that would wait more "
+        "than 5 seconds, for either, fails its delivery cleanly instead of outliving the delivery's deadline, and "
+        "GitHub's redelivery or `interlock redeliver` carries it out later."
+    ) in text
+    assert (CONTENT_PER_MINUTE, MAX_WAIT_S) == (80, 5.0)
