@@ -3,6 +3,10 @@
 Exit codes are part of the interface: 0 success, 1 when what was checked is invalid, 2 for usage errors
 and unreadable input. No command prints a Python traceback to a user (set ``INTERLOCK_DEBUG=1`` to see
 one); an unexpected failure says so in one line and exits 70.
+
+Each command imports what it needs when it runs, never here (issue 16, item 5): the help and a command's options
+come from these modules alone, so ``interlock --help`` loads no pydantic model, HTTP client or git binding, and
+``validate`` only the engine's graph. tests/test_cli_startup.py checks that importing this module stays light.
 """
 
 from __future__ import annotations
@@ -12,25 +16,22 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from typer import rich_utils
 
 from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_runs import register
-from app.cli_simulate import cost_json, print_costs
 from app.cli_simulate import register as register_simulate
 from app.cli_upgrade import register_resume
 from app.cli_verify import register_verify
-from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphFileError, GraphInvalid, InterlockError, TeamInvalid
-from app.engine.mermaid import draw_mermaid
-from app.engine.team import Team
-from app.graphset import FileReport, graph_files, load_graph, load_team, validate_file
-from app.redact import Redactor
+
+if TYPE_CHECKING:
+    from app.engine.team import Team
+    from app.graphset import FileReport
 
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -57,6 +58,9 @@ def validate(
     cost: Annotated[bool, typer.Option("--cost", help="Also print each graph's worst case and cheapest path.")] = False,
 ) -> None:
     """Validate graphs: every error and warning of every file (exit 1 if any file has an error)."""
+    from app.cli_simulate import cost_json, print_costs
+    from app.graphset import graph_files, validate_file
+
     team = _read_team(team_file) if team_file else None
     reports: list[FileReport] = []
     unreadable: list[str] = []
@@ -91,6 +95,9 @@ def contract(
     stage: Annotated[str, typer.Argument(help="Stage of the node.")],
 ) -> None:
     """Print the verdict contract that the missions of STAGE receive (nothing when there is none)."""
+    from app.engine.contract import ContractKind, verdict_contract
+    from app.graphset import load_graph
+
     graph = load_graph(graph_path)
     if not graph.has_stage(stage):
         _usage_error(
@@ -110,6 +117,9 @@ def draw(
     visits: Annotated[str | None, typer.Option(help="Visit counts: stage=n,stage=n.")] = None,
 ) -> None:
     """Print the graph as a Mermaid flowchart (GitHub renders it in issues and Markdown)."""
+    from app.engine.mermaid import draw_mermaid
+    from app.graphset import load_graph
+
     graph = load_graph(graph_path)
     counts = _parse_visits(visits) if visits is not None else None
     for stage in [*([current] if current else []), *(counts or {})]:
@@ -235,6 +245,8 @@ def _parse_visits(text: str) -> dict[str, int]:
 
 
 def _read_team(path: Path) -> Team:
+    from app.graphset import load_team
+
     try:
         return load_team(path)
     except TeamInvalid as exc:
@@ -296,10 +308,19 @@ register_resume(cli)
 register_simulate(cli)
 
 
+def _masked(text: str) -> str:
+    """``text`` through the one redactor, loaded only when a failure is shown."""
+    from app.redact import Redactor
+
+    return Redactor().text(text)
+
+
 def _show_usage_error(exc: Any) -> None:
     """Click's error as typer shows it, its message masked by the one redactor first: it may quote an
     argument, such as a key block given where an option was expected."""
-    exc.message = Redactor().text(str(exc.message))
+    from typer import rich_utils
+
+    exc.message = _masked(str(exc.message))
     rich_utils.rich_format_error(exc)
     sys.exit(exc.exit_code)
 
@@ -322,12 +343,12 @@ def main() -> None:
         _report_graph_invalid(exc)
         code = EXIT_INVALID
     except InterlockError as exc:
-        typer.echo(Redactor().text(f"error: {exc}"), err=True)
+        typer.echo(_masked(f"error: {exc}"), err=True)
         code = EXIT_USAGE
     except Exception as exc:
         if os.environ.get("INTERLOCK_DEBUG"):
             raise
-        detail = Redactor().text(f"{type(exc).__name__}: {exc}")  # errors quote commands, output, URLs
+        detail = _masked(f"{type(exc).__name__}: {exc}")  # errors quote commands, output, URLs
         typer.echo(f"internal error: {detail} (set INTERLOCK_DEBUG=1 for details)", err=True)
         code = EXIT_INTERNAL
     sys.exit(code)

@@ -13,9 +13,6 @@ from typing import Annotated
 import typer
 
 from app.cli_runs import AsJson, Repo, continue_run, refuse
-from app.engine import events as ev
-from app.engine.raises import RaiseInvalid, parse_raise
-from app.local.launch import CommandLine
 
 Raises = Annotated[list[str], typer.Argument(metavar="LIMIT=+N...", help="calls=+N, units=+N, usd=+N, attempts=+N.")]
 
@@ -29,6 +26,10 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Raise the limits of a run a budget stopped; it goes on where it stopped, paying nothing twice."""
+        from app.engine import events as ev
+        from app.engine.raises import RaiseInvalid, parse_raise
+        from app.local.launch import CommandLine
+
         try:
             amounts = parse_raise(raises)
         except RaiseInvalid as exc:

@@ -17,15 +17,12 @@ import typer
 from app.cli_doctor import REPOSITORY_NAME, render
 from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, has_errors, warning
-from app.github.config import CONFIG_PATH, ConfigInvalid, read_config_data, validate_config
-from app.github.configcheck import check_config, config_problems, github_graphsets, local_graphsets
-from app.graphset import library_dirs
-from app.inputfile import InputUnreadable, read_input_bytes
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded by the check when it runs, not when the command line starts (app/cli.py)
     from app.github.client import Installation
 
 EXIT_INVALID = 1
+CONFIG_PATH = ".github/interlock.yml"  # app.github.config's, named here for the help without loading it
 
 
 def register(cli: typer.Typer) -> None:
@@ -70,6 +67,11 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
     ``.github/``, else the current folder). ``extends`` is followed through the App when ``repo`` names the
     repository the file is for (its owner completes ``extends: name``); offline it cannot be, and a warning
     says so."""
+    from app.github.config import ConfigInvalid, read_config_data, validate_config
+    from app.github.configcheck import check_config, config_problems, local_graphsets
+    from app.graphset import library_dirs
+    from app.inputfile import InputUnreadable, read_input_bytes
+
     try:
         raw = read_input_bytes(path)
     except InputUnreadable as exc:
@@ -82,6 +84,7 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
         return config_problems(exc, subject)
     root = path.resolve().parent.parent if path.resolve().parent.name == ".github" else Path.cwd()
     if config.extends and repo is not None:
+        from app.github.configcheck import github_graphsets
         from app.github.extends import extend
 
         api = app_installation(repo)
@@ -118,7 +121,10 @@ def app_installation(repo: str) -> Installation:
 
 def _github(repo: str) -> list[Finding]:
     """The repository's file on its default branch, over what it extends, through the App's credentials."""
+    from app.github.config import ConfigInvalid
+    from app.github.configcheck import check_config, config_problems, github_graphsets
     from app.github.extends import load_config
+    from app.graphset import library_dirs
 
     api = app_installation(repo)
     branch = (api.repository(repo) or {}).get("default_branch") or "main"

@@ -11,21 +11,20 @@ import json
 import os
 import re
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.engine.errors import GraphFileError, InterlockError
 from app.engine.findings import Finding, FindingCode, Severity, error, has_errors, ok, problems, warning
-from app.engine.graph import Graph
-from app.graphset import graph_files, library_dirs, load_graph, validate_file
-from app.local.config import WAYS_TO_NAME_AN_AGENT, LocalConfig, missing_agent_problem
-from app.local.configcheck import config_findings
-from app.local.gitops import GitProblem
-from app.local.preflight import Calls, calls_findings, calls_of_graph, calls_of_roster, run_findings
-from app.local.shell import LocalShell
+
+if TYPE_CHECKING:  # loaded by the checks when they run, not when the command line starts (app/cli.py)
+    from collections.abc import Callable
+
+    from app.engine.graph import Graph
+    from app.local.config import LocalConfig
+    from app.local.shell import LocalShell
 
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -36,6 +35,10 @@ def preflight_shell(
     graph: Graph, repo: Path, config: Path | None, agent: str | None, base: str | None, make: Callable[[], LocalShell]
 ) -> LocalShell:
     """The shell of a new run, once everything the run needs was checked; else exit 2, nothing created."""
+    from app.local.configcheck import config_findings
+    from app.local.gitops import GitProblem
+    from app.local.preflight import calls_of_graph, run_findings
+
     reading = config_findings(config)
     shell = None
     if reading.settings is not None:
@@ -51,6 +54,8 @@ def preflight_shell(
 
 def _missing_agent(settings: LocalConfig, graph: Graph) -> list[Finding]:
     """No agent named for a step: reported with the rest, so one refusal lists every problem."""
+    from app.local.config import WAYS_TO_NAME_AN_AGENT, missing_agent_problem
+
     problem = missing_agent_problem(settings, graph)
     if problem is None:
         return []
@@ -60,6 +65,8 @@ def _missing_agent(settings: LocalConfig, graph: Graph) -> list[Finding]:
 
 def check_calls(shell: LocalShell, run_id: str) -> None:
     """Before a continuing command drives a run on: its agents and check programs are there."""
+    from app.local.preflight import calls_findings, calls_of_graph
+
     run = shell.store.load(run_id)
     found = calls_findings(calls_of_graph(shell.config, shell.graph_of(run)), shell.repo, run.branch)
     _refuse_on_errors(found, f"run {run_id} cannot go on; it was left as it was")
@@ -80,6 +87,9 @@ def _refuse_on_errors(found: list[Finding], what: str) -> None:
 def local_findings(repo: Path, config: Path | None, agent: str | None, graphs: list[Path]) -> list[Finding]:
     """git, the repository and its base, the configuration, every agent it names, the graphs and their checks
     (the library's checks as warnings: they matter only if those graphs are run)."""
+    from app.local.configcheck import config_findings
+    from app.local.preflight import Calls, calls_findings, calls_of_roster, run_findings
+
     reading = config_findings(config)
     settings: LocalConfig = reading.usable.model_copy(update={"agent": agent} if agent else {})
     given, found = _graphs(graphs)
@@ -94,6 +104,8 @@ def local_findings(repo: Path, config: Path | None, agent: str | None, graphs: l
 def _unnamed_agents(settings: LocalConfig, given: list[tuple[str, Graph]]) -> list[Finding]:
     """Steps no agent is named for, which `run` refuses: errors for each ``--graph``; without one, a warning
     when no agent is named at all (a graph of checks alone needs none)."""
+    from app.local.config import WAYS_TO_NAME_AN_AGENT
+
     if given:
         return [finding for _, graph in given for finding in _missing_agent(settings, graph)]
     if settings.agent or (settings.team and any(role.agent for role in settings.team.roles)):
@@ -103,6 +115,8 @@ def _unnamed_agents(settings: LocalConfig, given: list[tuple[str, Graph]]) -> li
 
 
 def _library_folders() -> list[Path]:
+    from app.graphset import library_dirs
+
     seen: dict[Path, None] = {}
     for folder in library_dirs():
         if folder.is_dir():
@@ -112,6 +126,8 @@ def _library_folders() -> list[Path]:
 
 def _graphs(paths: list[Path]) -> tuple[list[tuple[str, Graph]], list[Finding]]:
     """Each graph file validated: a finding per file, and the valid graphs by file name."""
+    from app.graphset import graph_files, load_graph
+
     graphs: list[tuple[str, Graph]] = []
     found: list[Finding] = []
     for path in paths:
@@ -128,6 +144,8 @@ def _graphs(paths: list[Path]) -> tuple[list[tuple[str, Graph]], list[Finding]]:
 
 
 def _graph_finding(path: Path) -> Finding:
+    from app.graphset import validate_file
+
     file = _shown(path)
     fix = f"run `interlock validate {file}` and correct what it reports"
     try:
@@ -154,6 +172,7 @@ def github_findings(name: str) -> list[Finding]:
     """The App's view of ``name``, with the credentials the service uses (``GITHUB_APP_*``, ``GITHUB_API_URL``)."""
     from app.github.client import GitHubApp
     from app.github.doctor import check_repository
+    from app.graphset import library_dirs
     from app.webhooks.handlers import Handlers
     from app.webhooks.router import Router
     from app.webhooks.settings import SettingsError, settings_from_env

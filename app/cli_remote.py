@@ -16,22 +16,17 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import httpx
 import typer
-from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
-from pydantic import ValidationError
 
-from app.cli_config import app_installation
 from app.cli_doctor import REPOSITORY_NAME
 from app.engine.errors import InterlockError
-from app.engine.mermaid import draw_mermaid
-from app.engine.record import Run
-from app.github.client import GitHubError, Installation
-from app.local.reports import gate_answer, journey_rows, money_report, render_journey, render_status
-from app.runner.driver import RunDriver
-from app.store.github_reader import GitHubStateReader
+
+if TYPE_CHECKING:  # loaded when a report reads GitHub, not when the command line starts (app/cli.py)
+    from app.engine.record import Run
+    from app.github.client import Installation
+    from app.store.github_reader import GitHubStateReader
 
 Reported = Annotated[
     Path, typer.Option("--repo", help="The git repository (default: the current folder), or OWNER/NAME on GitHub.")
@@ -61,6 +56,7 @@ def github_repository(repo: Path) -> str | None:
 
 def installation(name: str) -> Installation:
     """The client of ``name``: the App's installation there, else the token's; an unknown repository refused."""
+    from app.cli_config import app_installation
     from app.webhooks.appless import TokenApp
     from app.webhooks.settings import DEFAULT_API_URL
 
@@ -78,6 +74,12 @@ def installation(name: str) -> Installation:
 @contextmanager
 def plainly(name: str) -> Iterator[None]:
     """GitHub's refusals and an unreachable API as one line each (``InterlockError``), never a traceback."""
+    import httpx
+    from githubkit.exception import GitHubException, GraphQLFailed, RequestFailed
+    from pydantic import ValidationError
+
+    from app.github.client import GitHubError
+
     try:
         yield
     except GitHubError as exc:
@@ -110,12 +112,18 @@ def refused(name: str, status: int, said: str) -> str:
 
 def load(name: str, run_id: str) -> tuple[GitHubStateReader, Run]:
     """The run's record from the state branch of ``name``, and the reader that read it (at that commit)."""
+    from app.store.github_reader import GitHubStateReader
+
     state = GitHubStateReader(installation(name), name)
     return state, state.load(run_id)
 
 
 def remote_status(name: str, run_id: str, draw: bool, as_json: bool) -> None:
     """``interlock status``, as locally: the record with ``runner`` and ``gate_answer`` in ``--json``."""
+    from app.engine.mermaid import draw_mermaid
+    from app.local.reports import gate_answer, render_status
+    from app.runner.driver import RunDriver
+
     with plainly(name):
         state, run = load(name, run_id)
         graph = RunDriver(state).graph_of(run)
@@ -129,6 +137,8 @@ def remote_status(name: str, run_id: str, draw: bool, as_json: bool) -> None:
 
 
 def remote_journey(name: str, run_id: str, as_json: bool) -> None:
+    from app.local.reports import journey_rows, render_journey
+
     with plainly(name):
         state, run = load(name, run_id)
         rows = journey_rows(run, state)
@@ -136,6 +146,8 @@ def remote_journey(name: str, run_id: str, as_json: bool) -> None:
 
 
 def remote_money(name: str, run_id: str, as_json: bool) -> None:
+    from app.local.reports import money_report
+
     with plainly(name):
         _, run = load(name, run_id)
     typer.echo(json.dumps(run.ledger.json_data(), indent=2) if as_json else money_report(run))

@@ -13,42 +13,21 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
-from pydantic import ValidationError
 
-from app.cli_doctor import check_calls, preflight_shell
-from app.cli_remote import Reported, github_repository, remote_journey, remote_money, remote_status
-from app.engine import events as ev
-from app.engine.graph import Policy
-from app.engine.mermaid import draw_mermaid
-from app.engine.record import Launch, Run
-from app.gitaccess import on_machine_env, run_git
-from app.inputfile import InputUnreadable, read_input_text
-from app.local.config import ConfigError, GateMode, LocalConfig, load_config, missing_agent_problem
-from app.local.launch import (
-    CommandLine,
-    changed_config_note,
-    continue_launch,
-    launch_in_force,
-    make_launch,
-    person,
-)
-from app.local.missions import now
-from app.local.progress import Progress
-from app.local.reports import (
-    board_rows,
-    gate_answer,
-    journey_rows,
-    money_report,
-    render_journey,
-    render_status,
-    table,
-)
-from app.local.shell import LocalShell, new_run_id, stop_event
-from app.local.teamrun import RunPlan, own_config, plan_run, refuse_moved_on, team_turn
-from app.redact import Redactor
+from app.cli_remote import Reported, github_repository
+from app.engine.gatemode import GateMode
+
+if TYPE_CHECKING:  # loaded by the commands when they run (issue 16, item 5: app/cli.py)
+    from app.engine import events as ev
+    from app.engine.graph import Policy
+    from app.engine.record import Launch, Run
+    from app.local.config import LocalConfig
+    from app.local.launch import CommandLine
+    from app.local.shell import LocalShell
+    from app.local.teamrun import RunPlan
 
 Repo = Annotated[Path, typer.Option("--repo", help="The git repository (default: the current folder).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON with the run record's field names.")]
@@ -58,6 +37,10 @@ GatesOpt = Annotated[GateMode | None, typer.Option("--gates", help="ask (termina
 
 
 def parse_policy(text: str) -> Policy:
+    from pydantic import ValidationError
+
+    from app.engine.graph import Policy
+
     names = {
         "max_calls": "maxCalls",
         "max_attempts": "maxAttempts",
@@ -92,6 +75,8 @@ def refuse(message: str) -> NoReturn:
 def check_run_id(run_id: str) -> None:
     """Refuse a ``--run-id`` that cannot name the run's branch by git's own rules (``git check-ref-format``),
     before the branch, worktree or journal exist: a later git failure would leave a half-made run."""
+    from app.gitaccess import on_machine_env, run_git
+
     ref = f"refs/heads/interlock/{run_id}"
     fit = run_id.isprintable() and run_git(["check-ref-format", ref], None, on_machine_env()).returncode == 0
     if not fit:
@@ -100,6 +85,8 @@ def check_run_id(run_id: str) -> None:
 
 def read_request(request: str | None, path: Path | None) -> str:
     """The request: the text of ``--request``, else the file of ``--request-file`` (one of them is given)."""
+    from app.inputfile import InputUnreadable, read_input_text
+
     if request is not None:
         return request
     if path is None:
@@ -118,6 +105,8 @@ def make_shell(
     base: str | None = None,
     policy: Policy | None = None,
 ) -> LocalShell:
+    from app.local.config import load_config
+
     settings: LocalConfig = load_config(config)
     updates: dict[str, Any] = {}
     if agent:
@@ -131,6 +120,9 @@ def make_shell(
 
 def shell_with(repo: Path, settings: LocalConfig, gates: GateMode | None) -> LocalShell:
     """A shell driving runs with ``settings``; gates not chosen anywhere ask on a terminal, else stop."""
+    from app.local.progress import Progress
+    from app.local.shell import LocalShell
+
     interactive = sys.stdin.isatty()
     mode = gates or (GateMode.ASK if interactive else GateMode.STOP)
     return LocalShell(repo, settings, mode, Progress(), ask=input if interactive else None)
@@ -140,6 +132,9 @@ def launch_shell(
     repo: Path, agent: str | None, plan: RunPlan, gates: GateMode | None, base: str | None, policy: Policy | None
 ) -> tuple[LocalShell, Launch]:
     """The shell of ``run`` and the launch it records: the configuration as resolved, the file and its hash."""
+    from app.local.launch import make_launch
+    from app.local.missions import now
+
     file, settings = plan.file, plan.settings
     updates = {"agent": agent, "base": base, "policy": policy}
     settings = settings.model_copy(update={key: value for key, value in updates.items() if value is not None})
@@ -153,6 +148,11 @@ def continuing_shell(
 ) -> tuple[LocalShell, Launch | None]:
     """The shell a continuing command drives ``run_id`` with: the launch recorded in the run, with what the
     command line overrides; and that override, to record with the command's event (None if nothing)."""
+    from app.local.config import ConfigError, LocalConfig, missing_agent_problem
+    from app.local.launch import changed_config_note, continue_launch, launch_in_force
+    from app.local.missions import now
+    from app.local.shell import LocalShell
+
     reader = LocalShell(repo, LocalConfig())
     run = reader.store.load(run_id)
     settings, gates, relaunch = continue_launch(run, line, command, now())
@@ -170,6 +170,8 @@ def continuing_shell(
 def emit_run(run: Run, shell: LocalShell, as_json: bool) -> None:
     """The run as it stands, with who drives it and, at a gate, the answer to approve (beside the record's
     fields in ``--json``: ``runner`` and ``gate_answer``)."""
+    from app.local.reports import gate_answer, render_status
+
     runner, answer = shell.runner(run), gate_answer(run, shell.store)
     if as_json:
         typer.echo(json.dumps({**run.journal(), "runner": runner, "gate_answer": answer}, indent=2))
@@ -188,6 +190,12 @@ def continue_run(
 ) -> None:
     """Apply a person's event to a run and drive it on, exactly as ``run`` does, with the agents the run was
     launched with (or what ``line`` overrides, recorded in the same transition); print where it stopped."""
+    from app.cli_doctor import check_calls
+    from app.engine import events as ev
+    from app.local.launch import person
+    from app.local.missions import now
+    from app.local.teamrun import refuse_moved_on, team_turn
+
     shell, relaunch = continuing_shell(repo, run_id, line, command, runs_agents=kind not in (ev.Deliver, ev.Abandon))
     drives_agents = kind not in (ev.Abandon, ev.Deliver)  # these call no agent
     if drives_agents:
@@ -235,10 +243,11 @@ def continuing_options(
     ``continue_with``), so that the commands differ in what they say, not in how they are declared."""
 
 
-def continue_with(cli: typer.Typer, name: str, doc: str, kind: type[ev.Event], said: Said | None = None) -> None:
-    """Register the command ``name``: apply a person's event of ``kind`` to the run and drive it on
-    (``continue_run``), with the options of ``continuing_options`` and, right after the run, what ``said``
-    reads into the event. Typer reads the parameters from the signature made here."""
+def continue_with(cli: typer.Typer, name: str, doc: str, kind: str, said: Said | None = None) -> None:
+    """Register the command ``name``: apply a person's event of ``kind`` (the name of its class in
+    ``app.engine.events``, loaded when the command runs) to the run and drive it on (``continue_run``), with the
+    options of ``continuing_options`` and, right after the run, what ``said`` reads into the event. Typer
+    reads the parameters from the signature made here."""
 
     def command(
         run_id: str,
@@ -249,8 +258,12 @@ def continue_with(cli: typer.Typer, name: str, doc: str, kind: type[ev.Event], s
         as_json: bool,
         **value: Any,
     ) -> None:
+        from app.engine import events as ev
+        from app.local.launch import CommandLine
+
         fields = {said.field: value[said.name]} if said else {}
-        continue_run(run_id, repo, CommandLine(agent, config, gates), name, as_json, kind, **fields)
+        event_kind = getattr(ev, kind)
+        continue_run(run_id, repo, CommandLine(agent, config, gates), name, as_json, event_kind, **fields)
 
     shared = list(inspect.signature(continuing_options, eval_str=True).parameters.values())
     parameters = [shared[0], *([said.parameter()] if said else []), *shared[1:]]
@@ -283,6 +296,11 @@ def register(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Run a graph on a local repository until it stops (end, gate, question, escalation, stop)."""
+        from app.cli_doctor import preflight_shell
+        from app.local.shell import new_run_id
+        from app.local.teamrun import own_config, plan_run, team_turn
+        from app.redact import Redactor
+
         if (request is None) == (request_file is None):
             raise typer.BadParameter("give exactly one of --request and --request-file")
         if run_id is not None:
@@ -309,8 +327,8 @@ def register(cli: typer.Typer) -> None:
             started = shell.start(plan.graph, title.strip() or "(no title)", body.strip(), run_id, launched[-1])
         emit_run(started, shell, as_json)
 
-    continue_with(cli, "deliver", "Go to the end: the run branch is ready for a person to merge.", ev.Deliver)
-    continue_with(cli, "abandon", "Cancel the run (the branch stays).", ev.Abandon)
+    continue_with(cli, "deliver", "Go to the end: the run branch is ready for a person to merge.", "Deliver")
+    continue_with(cli, "abandon", "Cancel the run (the branch stays).", "Abandon")
     # resume: app/cli_upgrade.py (its --upgrade, SPEC J7)
 
     @cli.command("stop")
@@ -318,6 +336,8 @@ def register(cli: typer.Typer) -> None:
         run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Repo = Path("."), as_json: AsJson = False
     ) -> None:
         """Stop a run; a run executing in another process stops at its next check."""
+        from app.local.shell import stop_event
+
         shell = make_shell(repo, None, None, GateMode.STOP)
         emit_run(shell.send(run_id, stop_event, drive=False), shell, as_json)
 
@@ -325,28 +345,28 @@ def register(cli: typer.Typer) -> None:
         cli,
         "approve",
         "Approve the gate the run waits at.",
-        ev.GateApproved,
+        "GateApproved",
         Said("note", "note", Annotated[str, typer.Option("--note", help="Annotation for the next steps.")], ""),
     )
     continue_with(
         cli,
         "amend",
         "Refuse the gate with amendments: the node runs again (no visit spent).",
-        ev.GateAmended,
+        "GateAmended",
         Said("note", "note", Annotated[str, typer.Option("--note", help="The changes requested.")]),
     )
     continue_with(
         cli,
         "answer",
         "Answer the questions of a run that waits for input.",
-        ev.InputAnswered,
+        "InputAnswered",
         Said("text", "text", Annotated[str, typer.Option("--text", help="Your answer to the run's questions.")]),
     )
     continue_with(
         cli,
         "route",
         "Route a stopped run on a verdict of your choice from its current stage.",
-        ev.RouteChosen,
+        "RouteChosen",
         Said("verdict", "verdict", Annotated[str, typer.Argument(help="A label of the current stage.")]),
     )
 
@@ -362,6 +382,9 @@ def register_reports(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """A run's status: stage, visits, budget, what a person must do now."""
+        from app.cli_remote import remote_status
+        from app.engine.mermaid import draw_mermaid
+
         if name := github_repository(repo):  # --repo OWNER/NAME: the state branch on GitHub (app/cli_remote.py)
             return remote_status(name, run_id, draw, as_json)
         shell = make_shell(repo, None, None, GateMode.STOP)
@@ -373,6 +396,8 @@ def register_reports(cli: typer.Typer) -> None:
     @cli.command("board")
     def board(repo: Repo = Path("."), as_json: AsJson = False) -> None:
         """Every run in the repository: origin, current step, state and age."""
+        from app.local.reports import board_rows, table
+
         shell = make_shell(repo, None, None, GateMode.STOP)
         runs = [shell.notice_merge(run) for run in shell.store.list_runs()]
         rows = board_rows(runs, runners={run.id: shell.runner(run) for run in runs})
@@ -387,6 +412,9 @@ def register_reports(cli: typer.Typer) -> None:
         run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Reported = Path("."), as_json: AsJson = False
     ) -> None:
         """Every mission of a run: kind, stage, verdict, agent, model, duration, calls, cost; and its decisions."""
+        from app.cli_remote import remote_journey
+        from app.local.reports import journey_rows, render_journey
+
         if name := github_repository(repo):
             return remote_journey(name, run_id, as_json)
         shell = make_shell(repo, None, None, GateMode.STOP)
@@ -398,6 +426,9 @@ def register_reports(cli: typer.Typer) -> None:
         run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Reported = Path("."), as_json: AsJson = False
     ) -> None:
         """A run's ledger by category; estimates are labelled."""
+        from app.cli_remote import remote_money
+        from app.local.reports import money_report
+
         if name := github_repository(repo):
             return remote_money(name, run_id, as_json)
         run = make_shell(repo, None, None, GateMode.STOP).store.load(run_id)

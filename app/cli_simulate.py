@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from app.engine.cost_bound import cost_bound, counted
-from app.engine.graph import END, PASS, Graph
-from app.engine.mermaid import draw_mermaid
-from app.engine.simulate import ScriptedVerdicts, Simulation, finished, outcome_line, simulate, verdicts_of
-from app.graphset import FileReport, load_graph
+if TYPE_CHECKING:  # the engine is loaded when a command runs, not when the command line starts (app/cli.py)
+    from app.engine.graph import Graph
+    from app.engine.simulate import Simulation
+    from app.graphset import FileReport
 
 EXIT_NOT_FINISHED = 1
 EXIT_USAGE = 2
@@ -46,6 +45,11 @@ def simulate_command(
 ) -> None:
     """Walk GRAPH with no model: each stage answers its verdicts in turn, then PASS (exit 1 if the end is not
     reached)."""
+    from app.engine.graph import END
+    from app.engine.mermaid import draw_mermaid
+    from app.engine.simulate import ScriptedVerdicts, finished, simulate
+    from app.graphset import load_graph
+
     graph = load_graph(graph_path)
     script = parse_verdicts(graph, verdicts or [])
     result = simulate(graph, ScriptedVerdicts(graph, script, approve_gates=gates is GateAnswer.APPROVE))
@@ -79,6 +83,8 @@ def parse_verdicts(graph: Graph, specs: list[str]) -> dict[str, list[str]]:
 
 
 def _label(graph: Graph, stage: str, word: str) -> str:
+    from app.engine.simulate import verdicts_of
+
     allowed = verdicts_of(graph, stage)
     if allowed is None:  # a catch-all edge takes any word
         return word
@@ -89,6 +95,9 @@ def _label(graph: Graph, stage: str, word: str) -> str:
 
 
 def simulation_lines(graph: Graph, result: Simulation) -> list[str]:
+    from app.engine.graph import PASS
+    from app.engine.simulate import outcome_line, verdicts_of
+
     run = result.run
     lines = [f"graph {graph.name!r} simulated with no model", "path:"]
     for number, hop in enumerate(result.hops, start=1):
@@ -114,10 +123,14 @@ def simulation_lines(graph: Graph, result: Simulation) -> list[str]:
 
 
 def _figures(missions: int, calls: int, units: float) -> str:
+    from app.engine.cost_bound import counted
+
     return f"{counted(missions, 'mission')}, {counted(calls, 'model call')}, {units:g} units"
 
 
 def simulation_json(graph: Graph, result: Simulation) -> dict[str, Any]:
+    from app.engine.simulate import finished
+
     run = result.run
     ledger = run.ledger
     return {
@@ -149,12 +162,16 @@ def simulation_json(graph: Graph, result: Simulation) -> dict[str, Any]:
 
 def cost_json(report: FileReport) -> dict[str, Any]:
     """A file's report with its cost (``null`` for an invalid graph): ``validate --cost --json``."""
+    from app.engine.cost_bound import cost_bound
+
     graph = report.validation.graph
     return {**report.to_json(), "cost": None if graph is None else cost_bound(graph).to_json()}
 
 
 def print_costs(reports: list[FileReport]) -> None:
     """Each valid graph's worst case and cheapest path: ``validate --cost``."""
+    from app.engine.cost_bound import cost_bound
+
     for report in reports:
         graph = report.validation.graph
         if graph is not None:

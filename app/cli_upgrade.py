@@ -10,12 +10,8 @@ from typing import Annotated
 import typer
 
 from app.cli_runs import AgentOpt, AsJson, ConfigOpt, GatesOpt, Repo, continue_run, make_shell
-from app.engine import events as ev
 from app.engine.errors import EventRejected
-from app.local.config import GateMode
-from app.local.launch import CommandLine
-from app.local.teamrun import own_config, plan_run
-from app.local.upgrade import upgrade
+from app.engine.gatemode import GateMode
 
 GraphOpt = Annotated[
     str | None, typer.Option("--graph", help="With --upgrade: the graph file or name (default: the run's graph name).")
@@ -38,6 +34,11 @@ def register_resume(cli: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """Resume a stopped, failed, escalated or waiting run (visit budgets re-armed)."""
+        from app.engine import events as ev
+        from app.local.launch import CommandLine
+        from app.local.teamrun import own_config, plan_run
+        from app.local.upgrade import upgrade
+
         if graph_ref is not None and not to_current:
             raise typer.BadParameter("--graph goes with --upgrade")
         if to_current:

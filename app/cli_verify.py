@@ -11,19 +11,23 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.cli_remote import Reported, github_repository, load, plainly
 from app.cli_runs import make_shell
-from app.local.config import GateMode
-from app.runner.verify import Verification, verify
+from app.engine.gatemode import GateMode
+
+if TYPE_CHECKING:  # the check is loaded when the command runs (app/cli.py)
+    from app.runner.verify import Verification
 
 EXIT_DIVERGED = 1
 
 
 def verify_run(repo: Path, run_id: str) -> Verification:
+    from app.runner.verify import verify
+
     if name := github_repository(repo):
         with plainly(name):
             state, _ = load(name, run_id)  # every later read at the commit the record was read from

@@ -22,8 +22,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 # deeper than any graph, roster or configuration needs, far below what exhausts the stack (in a thread too)
 MAX_DEPTH = 64
@@ -88,6 +86,8 @@ def parse_yaml(path: Path, text: str) -> Any:
 
     The depth is measured on the parser's events first (the parser keeps its own stack; building the
     document recurses, and deep enough nesting would end in a ``RecursionError`` or worse)."""
+    import yaml  # loaded by the first YAML file, not by every command that might read one (issue 16, item 5)
+
     try:
         _check_yaml_depth(path, text)
         return yaml.safe_load(text)
@@ -129,6 +129,8 @@ def _limited_text(source: str, data: bytes | str, limit: int) -> str:
 
 
 def _check_yaml_depth(path: Path, text: str) -> None:
+    import yaml
+
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):

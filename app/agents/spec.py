@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 from app.agents.base import Agent
 from app.agents.command import CommandAgent
-from app.agents.http import anthropic_agent, openai_agent
 from app.agents.presets import AiderAgent, ClaudeAgent, CliPreset, CodexAgent
 from app.agents.prices import ModelPrice, price_table
 from app.engine.errors import InterlockError
@@ -38,6 +37,8 @@ def agent_from_spec(spec: str, prices: Mapping[str, ModelPrice] | None = None) -
     if spec in PRESETS:
         return PRESETS[spec]()
     if name in ("openai", "anthropic") and rest:
+        from app.agents.http import anthropic_agent, openai_agent  # httpx loads only for these (issue 16, item 5)
+
         model, _, url = rest.partition("@")
         if name == "openai":
             return openai_agent(model, url or None, prices)

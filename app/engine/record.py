@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from app.engine.base import OMITTED_WHEN_EMPTY, Record, journal_adapter
 from app.engine.context import Context
+from app.engine.gatemode import GateMode as GateMode  # its own module: the command line names it
 from app.engine.graph import Policy
 from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
 from app.engine.raises import BudgetRaise, HeldCall
@@ -236,15 +237,6 @@ class Waiting(Record):
     key: str
     session_id: str | None = None
     extra: str = ""
-
-
-class GateMode(StrEnum):
-    """What a local run does at a human gate (``--gates``), as its launch records it. ``approve`` passes every
-    gate on autopilot: the one part of a launch the engine reads."""
-
-    ASK = "ask"  # ask the person at the terminal
-    APPROVE = "approve"
-    STOP = "stop"  # stop there, for ``interlock approve`` or ``amend`` later
 
 
 class Launch(Record):
