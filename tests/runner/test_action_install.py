@@ -18,9 +18,10 @@ from pathlib import Path
 from tests.helpers import ROOT
 from tests.runner.test_action import ACTION, load, step_script
 
-KEY_STEP, CACHE_STEP, INSTALL_STEP = (
+KEY_STEP, CACHE_STEP, UV_CACHE_STEP, INSTALL_STEP = (
     "Version of Interlock's environment",
     "Cached environment of Interlock",
+    "Cached uv of Interlock's install",
     "Install Interlock into its own environment",
 )
 RECORDER = """\
@@ -65,15 +66,18 @@ def expressions(tmp_path: Path, **more: str) -> dict[str, str]:
     }
 
 
-def cache_key(tmp_path: Path, values: dict[str, str]) -> str:
+def cache_keys(tmp_path: Path, values: dict[str, str]) -> dict[str, str]:
+    """The key step's outputs: the environment's key, the uv cache's key and its prefix."""
     output = tmp_path / "github-output"
     output.write_text("")
-    result = run_step(
-        KEY_STEP, values, tmp_path / "project", GITHUB_OUTPUT=str(output), RUNNER_TEMP=values["runner.temp"]
-    )
+    temp = values["runner.temp"]
+    result = run_step(KEY_STEP, values, tmp_path / "project", GITHUB_OUTPUT=str(output), RUNNER_TEMP=temp)
     assert result.returncode == 0, result.stderr
-    (line,) = output.read_text().splitlines()
-    return line.removeprefix("key=")
+    return dict(line.split("=", 1) for line in output.read_text().splitlines())
+
+
+def cache_key(tmp_path: Path, values: dict[str, str]) -> str:
+    return cache_keys(tmp_path, values)["key"]
 
 
 def test_the_cache_key_is_the_actions_version_python_and_runner(tmp_path: Path) -> None:
@@ -91,10 +95,39 @@ def test_the_cache_key_is_the_actions_version_python_and_runner(tmp_path: Path) 
     assert cache_key(tmp_path, values | {"inputs.install-args": "aider-chat"}) != changed  # more packages
     assert cache_key(tmp_path, values | {"steps.python.outputs.python-version": "3.12.8"}) != changed
     steps = [step.get("name") for step in load(ACTION)["runs"]["steps"]]
-    assert steps.index(KEY_STEP) < steps.index(CACHE_STEP) < steps.index(INSTALL_STEP)
+    assert steps.index(KEY_STEP) < steps.index(CACHE_STEP) < steps.index(UV_CACHE_STEP) < steps.index(INSTALL_STEP)
     cache = step_script(CACHE_STEP)
     assert cache["uses"].startswith("actions/cache@") and cache["with"]["key"] == "${{ steps.interlock.outputs.key }}"
     assert cache["with"]["path"] == "${{ runner.temp }}/interlock-venv"  # the environment the later steps run
+
+
+def test_without_a_cached_environment_uv_and_its_downloads_come_from_the_newest_cache(tmp_path: Path) -> None:
+    for folder in ("app", "graphs"):
+        (tmp_path / "project" / folder).mkdir(parents=True)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "project")
+    keys = cache_keys(tmp_path, expressions(tmp_path))
+    uv = step_script(INSTALL_STEP)["env"]["UV_VERSION"]
+    assert step_script(KEY_STEP)["env"]["UV_VERSION"] == uv  # one uv: the one the cache is keyed on
+    assert keys["uv-prefix"] == f"interlock-uv-{uv}-Linux-X64-py3.12.7-" and keys["uv-key"].startswith(
+        keys["uv-prefix"]
+    )
+    assert keys["uv-key"].removeprefix(keys["uv-prefix"]) == keys["key"].split("-v1.2-")[1]  # a new one a version
+    step = step_script(UV_CACHE_STEP)
+    assert step["if"] == "steps.cache.outputs.cache-hit != 'true'" and step["uses"].startswith("actions/cache@")
+    assert step["with"]["key"] == "${{ steps.interlock.outputs.uv-key }}"
+    assert step["with"]["restore-keys"] == "${{ steps.interlock.outputs.uv-prefix }}"
+    assert step["with"]["path"].splitlines() == [
+        "${{ runner.temp }}/interlock-uv",
+        "${{ runner.temp }}/interlock-uv-cache",
+    ]
+    assert step_script(INSTALL_STEP)["env"]["UV_CACHE_DIR"] == "${{ runner.temp }}/interlock-uv-cache"
+    # a restored uv is used as it is: nothing downloaded
+    restored = tmp_path / "temp" / "interlock-uv" / "bin" / "uv"
+    restored.parent.mkdir(parents=True)
+    restored.write_text(f"#!{sys.executable}\n{RECORDER}")
+    restored.chmod(0o755)
+    _, calls = install(tmp_path)
+    assert [call[:2] for call in calls] == [[str(restored), "venv"], [str(restored), "pip"]]
 
 
 def install(tmp_path: Path, failing: str = "", uv_on_path: bool = False, **more: str) -> tuple[str, list[list[str]]]:
@@ -125,7 +158,11 @@ def test_uv_from_pypi_installs_the_core_and_the_install_args(tmp_path: Path) -> 
     python, temp, project = str(tmp_path / "python"), tmp_path / "temp", f"{tmp_path}/project/action/.."
     uv, venv = str(temp / "interlock-uv" / "bin" / "uv"), str(temp / "interlock-venv")
     download = [python, "-I", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"]
-    assert calls[0] == [*download, str(temp / "interlock-uv"), "uv==0.13.9"]  # uv from PyPI, into its own folder
+    assert calls[0] == [
+        *download,
+        str(temp / "interlock-uv"),
+        "uv==0.13.9",
+    ]  # the step's UV_VERSION  # uv from PyPI, into its own folder
     assert calls[1] == [uv, "venv", "--quiet", "--python", python, venv]
     assert calls[2] == [uv, "pip", "install", "--quiet", "--python", f"{venv}/bin/python", project, *PROJECT_ARGS]
     assert len(calls) == 3
