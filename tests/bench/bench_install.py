@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -54,6 +55,7 @@ class Built:
     seconds: float
     distributions: int
     megabytes: float
+    cpu: float = 0.0  # the build's processes' user + system seconds: what the machine's load does not inflate
 
 
 def run(*command: str | Path, env: dict[str, str] | None = None) -> None:
@@ -77,6 +79,11 @@ def pip_sources() -> list[str]:
             if flag and item not in flags:
                 flags += [flag, item]
     return [*flags, "--index-strategy", "unsafe-best-match"]
+
+
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def contents(venv: Path) -> tuple[int, float]:
@@ -107,11 +114,11 @@ class Builds:
 
     def timed(self, build: Callable[[], None], service: bool = False) -> Built:
         self.fresh()
-        start = time.perf_counter()
+        cpu, start = children_cpu(), time.perf_counter()
         build()
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, children_cpu() - cpu
         check(self.venv, service)
-        return Built(seconds, *contents(self.venv))
+        return Built(seconds, *contents(self.venv), cpu)
 
     def uv_install(self) -> None:
         env = {**os.environ, "UV_CACHE_DIR": str(self.uv_cache)}
@@ -238,14 +245,15 @@ def report(results: dict[str, list[Built]], options: argparse.Namespace) -> None
     load = os.getloadavg()
     print(f"{options.rounds} rounds, source: {options.source}, uv {UV_VERSION}, Python {sys.version.split()[0]}, "
           f"load average {load[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
-    print(f"{'build':<20} {'median':>8} {'range':>15} {'dists':>6} {'MB':>7} {'vs old way':>11}")
+    print(f"{'build':<20} {'median':>8} {'range':>15} {'cpu':>7} {'dists':>6} {'MB':>7} {'vs old way':>11}")
     peer = statistics.median(b.seconds for b in results["pip, the old way"])
     for label, built in results.items():
         seconds = [b.seconds for b in built]
         median = statistics.median(seconds)
         spread = f"{min(seconds):.2f}-{max(seconds):.2f} s"
         print(
-            f"{label:<20} {median:7.2f}s {spread:>15} {built[-1].distributions:>6} {built[-1].megabytes:>7.1f} "
+            f"{label:<20} {median:7.2f}s {spread:>15} {statistics.median(b.cpu for b in built):6.2f}s "
+            f"{built[-1].distributions:>6} {built[-1].megabytes:>7.1f} "
             f"{peer / median:>10.1f}x"
         )
     cold = statistics.median(b.seconds for b in results["uv, cold"]) + statistics.median(

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.cli_extras import INSTALL_SERVICE
+from tests.core_install import project
 from tests.helpers import ROOT
 from tests.runner.test_action import ACTION, load, step_script
 
@@ -211,3 +213,15 @@ def test_a_cached_environment_is_used_without_installing(tmp_path: Path) -> None
     restored.symlink_to(tmp_path / "no-such-python")
     output, calls = install(tmp_path, **{"steps.cache.outputs.cache-hit": "true"})
     assert "is the cached one" not in output and calls[-1][1:3] == ["pip", "install"]
+
+
+def test_the_readme_describes_the_install_the_action_runs() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    start = readme.index("**The job's install.**")
+    section = readme[start : readme.index("**Self-hosted runners.**", start)]
+    uv = step_script(INSTALL_STEP)["env"]["UV_VERSION"]
+    assert f"uv {uv} from the cache" in section and f"uv {uv} downloaded from PyPI" in section
+    assert INSTALL_SERVICE in section and "keyed on the action's version" in section
+    assert "pip installs it as before" in section and "python -m tests.bench.bench_install" in section
+    assert (ROOT / "tests" / "bench" / "bench_install.py").exists()
+    assert "pip install '.[service]'" in readme and "service" in project()
