@@ -172,19 +172,10 @@ class Builds:
     def uv_download(self) -> Built:
         target = self.scratch / "uv-download"
         shutil.rmtree(target, ignore_errors=True)
-        start = time.perf_counter()
-        run(
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            *PIP_QUIET,
-            "--no-cache-dir",
-            "--target",
-            target,
-            f"uv=={UV_VERSION}",
-        )
-        return Built(time.perf_counter() - start, 1, contents(target)[1])
+        cpu, start = children_cpu(), time.perf_counter()
+        download = ("install", *PIP_QUIET, "--no-cache-dir", "--target", target, f"uv=={UV_VERSION}")
+        run(sys.executable, "-m", "pip", *download)
+        return Built(time.perf_counter() - start, 1, contents(target)[1], children_cpu() - cpu)
 
 
 def source(scratch: Path, kind: str) -> str:
