@@ -13,9 +13,10 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /srv/interlock --shell /usr/sbin/nologin interlock
 
-# Dependencies first, read from pyproject.toml: their layer is rebuilt only when they change.
+# Dependencies first, read from pyproject.toml: their layer is rebuilt only when they change. The image serves
+# the webhooks, so it takes the service extra too (a mission job installs the core alone).
 COPY pyproject.toml /tmp/build/pyproject.toml
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/build/pyproject.toml', 'rb'))['project']['dependencies']))" \
+RUN python -c "import tomllib; p = tomllib.load(open('/tmp/build/pyproject.toml', 'rb')); print('\n'.join(p['project']['dependencies'] + p['project']['optional-dependencies']['service']))" \
         > /tmp/build/requirements.txt \
     && pip install -r /tmp/build/requirements.txt
 

@@ -23,6 +23,7 @@ import typer
 from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
+from app.cli_extras import missing_extra
 from app.cli_runs import register
 from app.cli_simulate import register as register_simulate
 from app.cli_upgrade import register_resume
@@ -348,7 +349,9 @@ def main() -> None:
     except Exception as exc:
         if os.environ.get("INTERLOCK_DEBUG"):
             raise
+        extra = missing_extra(exc)  # a service command in a core install (a mission job's): the line to type
         detail = _masked(f"{type(exc).__name__}: {exc}")  # errors quote commands, output, URLs
-        typer.echo(f"internal error: {detail} (set INTERLOCK_DEBUG=1 for details)", err=True)
-        code = EXIT_INTERNAL
+        internal = f"internal error: {detail} (set INTERLOCK_DEBUG=1 for details)"
+        typer.echo(f"error: {extra}" if extra else internal, err=True)
+        code = EXIT_USAGE if extra else EXIT_INTERNAL
     sys.exit(code)

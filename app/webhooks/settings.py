@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
 from app.engine.errors import InterlockError
 from app.github.client import AppIdentity
 from app.inputfile import InputUnreadable, read_input_text
@@ -93,6 +91,10 @@ def _private_key(env: Mapping[str, str], problems: list[str]) -> str:
         problems.append("GITHUB_APP_PRIVATE_KEY (PEM text) or GITHUB_APP_PRIVATE_KEY_PATH is not set")
         return ""
     text = text.replace("\\n", "\n")  # keys passed through one-line environment variables
+    # here, not at the top: App-less mode reads this module's constants in a core install, without the service
+    # extra that brings cryptography (app/cli_extras.py)
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
     try:
         load_pem_private_key(text.encode("utf-8"), password=None)
     except (ValueError, TypeError) as exc:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.core_install import core_only_command
 from tests.e2e.test_loop import AGENT, REPO, bare_origin, git, labeled_by_alice, now, stand_in
 from tests.github.git_github import GitBackedGitHub, Loopback
 from tests.github.test_flows import example
@@ -51,7 +52,7 @@ class Actions:
             "GITHUB_WORKFLOW_REF": f"{REPO}/.github/workflows/interlock.yml@refs/heads/main",
         }
         result = subprocess.run(
-            [sys.executable, "-m", "app", *argv], env=env, capture_output=True, text=True, timeout=120, cwd=self.tmp
+            core_only_command(*argv), env=env, capture_output=True, text=True, timeout=120, cwd=self.tmp
         )
         assert result.returncode == 0, result.stderr
         assert TOKEN not in result.stdout + result.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from app.agents.environment import AGENT_KEYS, BASE, PASSED, READ_TOKEN_NAMES, R
 from app.runner.isolate import NETWORK
 from app.webhooks.handlers import JOB_TITLE, Handlers
 from app.webhooks.router import Router
+from tests.core_install import core_only_command
 from tests.helpers import ROOT
 from tests.runner.test_job import (
     AGENT,
@@ -113,7 +115,8 @@ def run_action_script(
     venv_bin = tmp_path / "runner-temp" / "interlock-venv" / "bin"
     venv_bin.mkdir(parents=True, exist_ok=True)
     shim = venv_bin / "interlock"
-    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m app "$@"\n')
+    # the job installs the core alone: none of the service extra's modules can be imported (tests/core_install.py)
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec {shlex.join(core_only_command())} "$@"\n')
     shim.chmod(0o755)
     work = inputs["command"] == "work"
     step = step_script(WORK_STEP if work else OTHER_STEP)
