@@ -68,6 +68,8 @@ from app.engine.verdict import (
 RECAP_HOPS = 12
 SUPERVISION_END_TEXT = "The supervision run reached the end of its graph: it is done, nothing waits for a merge."
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
+UNWORDED = frozenset({ContractKind.SELECTION, ContractKind.CHECK})  # contracts a worker's prompt does not carry
+NO_USAGE = Usage()  # what a mission in flight has used, shared: a record is never changed once built
 
 
 def enter(
@@ -112,7 +114,7 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
     if seq is None:
         return
     terms = verdict_contract(t.graph, node.stage)
-    contract = "" if terms.kind in (ContractKind.SELECTION, ContractKind.CHECK) else terms.text
+    contract = "" if terms.kind in UNWORDED else terms.text
     parts = PromptParts(
         run_id=run.id,
         stage=node.stage,
@@ -162,7 +164,7 @@ def charge(
         return None
     run.held = None
     seq = run.mission_count = run.mission_count + 1
-    summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind)
+    summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind, usage=NO_USAGE)
     t.owned[id(summary)] = summary
     missions = t.missions()
     missions.append(summary)
@@ -172,13 +174,15 @@ def charge(
 
 
 def settle(t: Transition, seq: int, **fields: object) -> None:
-    """Update the summary of mission ``seq`` (status, verdict, usage...)."""
+    """Update the summary of mission ``seq`` (status, verdict, usage...): the newest first, where it almost
+    always is. Its fields are changed as ``Record.set`` does, without packing the keywords a second time."""
     missions = t.missions()
-    for index in range(len(missions) - 1, -1, -1):
+    index = len(missions)
+    while index:
+        index -= 1
         if missions[index].seq == seq:
-            summary = t.own(missions[index])
-            summary.set(**fields)
-            missions[index] = summary
+            summary = missions[index] = t.own(missions[index])
+            summary.__dict__.update(fields)
             return
 
 
@@ -284,10 +288,8 @@ def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> N
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by, commit=commit)
     path = [*t.run.path, hop][-HOP_WINDOW:]
     t.run.hop_count = t.run.hop_count + 1
-    earlier = t.run.recap.split(" → ")[-(RECAP_HOPS - 1) :] if t.run.recap else []
-    recap = " → ".join([*earlier, f"{stage}:{edge.verdict}"])
     t.run.path = path
-    t.run.recap = recap
+    t.run.recap = _recap(t.run.recap, f"{stage}:{edge.verdict}")
     t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
     node = t.graph.node(stage) if t.graph.has_stage(stage) else None
     if node is not None and node.event and edge.verdict.upper() == PASS:
@@ -297,6 +299,15 @@ def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> N
         interrupt(t)
         return
     enter(t, edge.target)
+
+
+def _recap(recap: str, hop: str) -> str:
+    """The newest ``RECAP_HOPS`` hops, ``hop`` the last: the oldest cut with one bounded split, not by splitting
+    every hop and joining them again."""
+    if not recap:
+        return hop
+    drop = recap.count(" → ") - (RECAP_HOPS - 2)
+    return f"{recap.split(' → ', drop)[-1] if drop > 0 else recap} → {hop}"
 
 
 def open_gate(t: Transition, routing: Routing, seq: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -154,7 +154,8 @@ class Graph(StrictModel):
         cache: dict[Any, Any] = self.__pydantic_private__["_memo"]
         if key not in cache:
             cache[key] = make()
-        return cast(T, cache[key])  # the value ``make`` returned for this key
+        value: T = cache[key]  # the value ``make`` returned for this key (no ``cast``: a call at every read)
+        return value
 
     def to_json(self) -> dict[str, Any]:
         """The graph as its file format, without defaults left implicit."""

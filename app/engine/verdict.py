@@ -82,9 +82,18 @@ def _verdict_lines(answer: str) -> list[tuple[int, str]]:
 
 
 def parse_verdict(answer: str) -> str | None:
-    """The label of the last own ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none."""
-    found = _verdict_lines(answer)
-    return found[-1][1] if found else None
+    """The label of the last own ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none.
+
+    An answer with no fence (```, ~~~) and no HTML comment has no state to carry from line to line: its own
+    lines are its unquoted ones, read from the last, and the first verdict line found is the one that counts.
+    Most answers are such, and a transition then matches one line instead of every line twice."""
+    if "```" in answer or "~~~" in answer or "<!--" in answer:
+        found = _verdict_lines(answer)
+        return found[-1][1] if found else None
+    for line in reversed(answer.splitlines()):  # a quoted line never matches: ``>`` cannot start a verdict line
+        if (match := _VERDICT_LINE.match(line)) and (label := match.group("label").strip()):
+            return label
+    return None
 
 
 def without_verdict(answer: str) -> str:
