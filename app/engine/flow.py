@@ -89,7 +89,8 @@ def enter(
     t.run.gate = None
     t.run.reasked = False
     if visit:
-        visits = {**t.run.visits, stage: t.run.visits.get(stage, 0) + 1}
+        visits = t.run.visits.copy()  # dict.copy clones the table; ``{**visits}`` rebuilds it key by key
+        visits[stage] = visits.get(stage, 0) + 1
         t.run.visits = visits
         budget = t.graph.node(stage).max_visits
         if visits[stage] > budget:
@@ -286,12 +287,13 @@ def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> N
     resume then reaches the end without running anything again."""
     stage = t.run.stage
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by, commit=commit)
-    path = [*t.run.path, hop][-HOP_WINDOW:]
+    path = t.run.path[-(HOP_WINDOW - 1) :]  # the newest hops with room for this one: one list, not two
+    path.append(hop)
     t.run.hop_count = t.run.hop_count + 1
     t.run.path = path
     t.run.recap = _recap(t.run.recap, f"{stage}:{edge.verdict}")
     t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
-    node = t.graph.node(stage) if t.graph.has_stage(stage) else None
+    node = t.graph.find(stage)
     if node is not None and node.event and edge.verdict.upper() == PASS:
         t.emit(EmitEvent(node.event, stage))
     if t.run.stop_requested:

@@ -136,6 +136,11 @@ class Graph(StrictModel):
         nodes: dict[str, Node] = self.__pydantic_private__["_by_stage"]
         return nodes[stage]
 
+    def find(self, stage: str) -> Node | None:
+        """The node called ``stage``, or ``None``: one lookup where ``has_stage`` then ``node`` would make two."""
+        nodes: dict[str, Node] = self.__pydantic_private__["_by_stage"]
+        return nodes.get(stage)
+
     def has_stage(self, stage: str) -> bool:
         return stage in self.__pydantic_private__["_by_stage"]
 
