@@ -10,7 +10,7 @@ from app.engine.basecheck import base_conflict
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
 from app.engine.citation import citation_note, cited
 from app.engine.context import add_note, cut_utf8
-from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
+from app.engine.contract import RESERVED_TEXT, ContractKind, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.decisions import open_decision
 from app.engine.effects import (
@@ -126,7 +126,7 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
         extra_prompt=node.extra_prompt,
         context_data=t.run.context,
         contract=contract,
-        reserved=reserved_verdicts_text(),
+        reserved=RESERVED_TEXT,
         note=note,
     )
     key = f"{run.id}/mission/{seq}"
