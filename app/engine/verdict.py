@@ -90,10 +90,17 @@ def parse_verdict(answer: str) -> str | None:
     if "```" in answer or "~~~" in answer or "<!--" in answer:
         found = _verdict_lines(answer)
         return found[-1][1] if found else None
-    for line in reversed(answer.splitlines()):  # a quoted line never matches: ``>`` cannot start a verdict line
-        if (match := _VERDICT_LINE.match(line)) and (label := match.group("label").strip()):
-            return label
+    # The lines of the answer's tail but its first (which may start mid-line) are the answer's last lines: the
+    # verdict is almost always among them; the whole answer is split only when it is not.
+    lines = answer[-_TAIL:].splitlines()[1:] if len(answer) > _TAIL else answer.splitlines()
+    for tried in (lines, answer.splitlines()) if len(answer) > _TAIL else (lines,):
+        for line in reversed(tried):  # a quoted line never matches: ``>`` cannot start a verdict line
+            if (match := _VERDICT_LINE.match(line)) and (label := match.group("label").strip()):
+                return label
     return None
+
+
+_TAIL = 256
 
 
 def without_verdict(answer: str) -> str:

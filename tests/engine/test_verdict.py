@@ -45,13 +45,22 @@ ANSWER_LINES = st.sampled_from(
 )
 
 
-@given(st.lists(st.one_of(ANSWER_LINES, st.text(max_size=12)), max_size=10))
+@given(st.lists(st.one_of(ANSWER_LINES, st.text(max_size=12), st.text(min_size=200, max_size=300)), max_size=10))
 def test_the_fast_reading_gives_the_line_by_line_label(lines: list[str]) -> None:
     # SPEC V5: an answer without fences or comments is read from its last line; the label is the one the
     # line-by-line reading of every own line gives, whatever the answer
     answer = "\n".join(lines)
     found = _verdict_lines(answer)
     assert parse_verdict(answer) == (found[-1][1] if found else None)
+
+
+def test_a_long_answer_cut_where_a_verdict_word_starts_is_not_read_from_the_cut() -> None:
+    # SPEC V5: only a whole line is a verdict line; the fast reading's tail of a long answer may begin mid-line
+    tail = " VERDICT: NO\n" + "y" * 243  # 256 characters: exactly the part of the answer read first
+    answer = "x" * 300 + tail
+    assert parse_verdict(answer) is None
+    assert parse_verdict(answer + "\nVERDICT: PASS") == "PASS"
+    assert parse_verdict("VERDICT: FAIL\n" + "z" * 600) == "FAIL"
 
 
 def test_request_block_gives_target_title_and_body() -> None:
