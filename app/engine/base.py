@@ -31,12 +31,13 @@ class Record:
         dataclass(kw_only=True)(cls)
 
     def but(self, **changes: Any) -> Self:
-        """A shallow copy with ``changes`` applied (no validation)."""
+        """A shallow copy with ``changes`` applied (no validation). The fields are copied with ``dict.copy``, which
+        clones the table in one go, and given to the new record as its ``__dict__``."""
         copy = _new(self.__class__)
-        fields = copy.__dict__
-        fields.update(self.__dict__)
+        fields = self.__dict__.copy()
         if changes:
             fields.update(changes)
+        copy.__dict__ = fields
         return copy
 
     def json_data(self) -> dict[str, Any]:

@@ -24,6 +24,10 @@ CATEGORY_OF = {
 }
 
 
+_CHECK = MissionKind.CHECK  # read at every charge: a global is read ~10x faster than an enum member on 3.11
+_CALLS_ONLY = frozenset({MissionKind.DECIDE, MissionKind.ADVISOR})  # calls, not missions: no attempt charged
+
+
 class Charge(NamedTuple):
     """What one dispatch costs, by ledger category."""
 
@@ -36,13 +40,19 @@ class Charge(NamedTuple):
 def charge_for(kind: MissionKind, capability: str, policy: Policy) -> Charge:
     """What a dispatch of ``kind`` costs. A check runs code: an attempt, no model call, no units.
     Decisions and advice are calls, not missions. Units come from the policy by capability, then by kind."""
-    category = CATEGORY_OF[kind]
-    if kind is MissionKind.CHECK:
-        return Charge(category, 1, 0, 0.0)
     costs = policy.unit_costs  # keyed by capability or kind; a StrEnum kind finds its plain-string key
-    units = costs.get(capability, costs.get(kind, 1.0)) if costs else 1.0
-    attempts = 0 if kind is MissionKind.DECIDE or kind is MissionKind.ADVISOR else 1
-    return Charge(category, attempts, 1, units)
+    if kind is _CHECK or not costs:
+        return _UNIT_CHARGES[kind]
+    attempts = 0 if kind in _CALLS_ONLY else 1
+    return Charge(CATEGORY_OF[kind], attempts, 1, costs.get(capability, costs.get(kind, 1.0)))
+
+
+_UNIT_CHARGES = {  # what each kind costs without unit costs (a check: never any), built once, not at every call
+    kind: Charge(CATEGORY_OF[kind], 1, 0, 0.0)
+    if kind is _CHECK
+    else Charge(CATEGORY_OF[kind], int(kind not in _CALLS_ONLY), 1, 1.0)
+    for kind in MissionKind
+}
 
 
 class Refusal(NamedTuple):

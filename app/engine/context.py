@@ -48,6 +48,10 @@ class ResultTier(StrEnum):
     CUT = "cut"  # at most ``Tiers.cut_bytes`` of it, with a marker naming the mission record
 
 
+_INTACT, _CUT = ResultTier.INTACT, ResultTier.CUT  # read at every compaction: a global is read ~10x faster
+# than an enum member on Python 3.11
+
+
 class Result(Record):
     """One mission's result as the context holds it; the full text stays in the mission record (C5)."""
 
@@ -110,14 +114,15 @@ def compact_into(context: Context) -> bool:
     split = max(len(results) - tiers.intact - tiers.cut, 0)
     changed = False
     if split:
-        history = [*context.history, *(_history_line(result) for result in results[:split])]
+        history = context.history.copy()
+        history.extend(map(_history_line, results[:split]))
         if len(history) > 2 * HISTORY_CHUNK:
             history[:HISTORY_CHUNK] = ["\n".join(history[:HISTORY_CHUNK])]
         context.history = history
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):
-        if results[index].tier is ResultTier.INTACT:
+        if results[index].tier is _INTACT:
             results[index] = _cut(results[index], tiers.cut_bytes)
             changed = True
     return changed
@@ -135,18 +140,18 @@ def _history_line(result: Result) -> str:
 
 
 def _cut(result: Result, budget: int) -> Result:
-    if result.tier is not ResultTier.INTACT:
+    if result.tier is not _INTACT:
         return result
     raw = result.body.encode("utf-8")
     if len(raw) <= budget:
-        return result.but(tier=ResultTier.CUT)
+        return result.but(tier=_CUT)
     template = CUT_MARKER  # the short one when the long one alone would not fit a small budget
     if len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8")) > budget:
         template = SHORT_CUT_MARKER
     marker_room = budget - len(template.format(dropped=len(raw), seq=result.seq).encode("utf-8"))
     kept = cut_utf8(raw, max(marker_room, 0))
     marker = template.format(dropped=len(raw) - len(kept.encode("utf-8")), seq=result.seq)
-    return result.but(body=kept + marker, tier=ResultTier.CUT)
+    return result.but(body=kept + marker, tier=_CUT)
 
 
 def cut_utf8(raw: bytes, limit: int) -> str:

@@ -32,8 +32,13 @@ class Contract:
 
 
 def verdict_contract(graph: Graph, stage: str) -> Contract:
-    """The contract of ``stage``'s missions. ``KeyError`` when the graph has no such stage."""
-    return graph.memo(("contract", stage), lambda: _contract(graph, stage))
+    """The contract of ``stage``'s missions. ``KeyError`` when the graph has no such stage. Kept per graph, in one
+    table of its stages, so that a dispatch builds no key and no closure to find it."""
+    contracts: dict[str, Contract] = graph.memo("contracts", dict)
+    found = contracts.get(stage)
+    if found is None:
+        found = contracts[stage] = _contract(graph, stage)
+    return found
 
 
 def _contract(graph: Graph, stage: str) -> Contract:

@@ -10,7 +10,7 @@ from app.engine.basecheck import base_conflict
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
 from app.engine.citation import citation_note, cited
 from app.engine.context import add_note, cut_utf8
-from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
+from app.engine.contract import RESERVED_TEXT, ContractKind, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.decisions import open_decision
 from app.engine.effects import (
@@ -68,6 +68,8 @@ from app.engine.verdict import (
 RECAP_HOPS = 12
 SUPERVISION_END_TEXT = "The supervision run reached the end of its graph: it is done, nothing waits for a merge."
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
+UNWORDED = frozenset({ContractKind.SELECTION, ContractKind.CHECK})  # contracts a worker's prompt does not carry
+NO_USAGE = Usage()  # what a mission in flight has used, shared: a record is never changed once built
 
 
 def enter(
@@ -87,7 +89,8 @@ def enter(
     t.run.gate = None
     t.run.reasked = False
     if visit:
-        visits = {**t.run.visits, stage: t.run.visits.get(stage, 0) + 1}
+        visits = t.run.visits.copy()  # dict.copy clones the table; ``{**visits}`` rebuilds it key by key
+        visits[stage] = visits.get(stage, 0) + 1
         t.run.visits = visits
         budget = t.graph.node(stage).max_visits
         if visits[stage] > budget:
@@ -112,7 +115,7 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
     if seq is None:
         return
     terms = verdict_contract(t.graph, node.stage)
-    contract = "" if terms.kind in (ContractKind.SELECTION, ContractKind.CHECK) else terms.text
+    contract = "" if terms.kind in UNWORDED else terms.text
     parts = PromptParts(
         run_id=run.id,
         stage=node.stage,
@@ -123,7 +126,7 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
         extra_prompt=node.extra_prompt,
         context_data=t.run.context,
         contract=contract,
-        reserved=reserved_verdicts_text(),
+        reserved=RESERVED_TEXT,
         note=note,
     )
     key = f"{run.id}/mission/{seq}"
@@ -162,7 +165,7 @@ def charge(
         return None
     run.held = None
     seq = run.mission_count = run.mission_count + 1
-    summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind)
+    summary = MissionSummary(seq=seq, stage=run.stage, visit=run.visits.get(run.stage, 0), kind=kind, usage=NO_USAGE)
     t.owned[id(summary)] = summary
     missions = t.missions()
     missions.append(summary)
@@ -172,13 +175,15 @@ def charge(
 
 
 def settle(t: Transition, seq: int, **fields: object) -> None:
-    """Update the summary of mission ``seq`` (status, verdict, usage...)."""
+    """Update the summary of mission ``seq`` (status, verdict, usage...): the newest first, where it almost
+    always is. Its fields are changed as ``Record.set`` does, without packing the keywords a second time."""
     missions = t.missions()
-    for index in range(len(missions) - 1, -1, -1):
+    index = len(missions)
+    while index:
+        index -= 1
         if missions[index].seq == seq:
-            summary = t.own(missions[index])
-            summary.set(**fields)
-            missions[index] = summary
+            summary = missions[index] = t.own(missions[index])
+            summary.__dict__.update(fields)
             return
 
 
@@ -282,14 +287,13 @@ def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> N
     resume then reaches the end without running anything again."""
     stage = t.run.stage
     hop = Hop(stage=stage, verdict=edge.verdict, to=edge.target, visit=t.run.visits.get(stage, 0), by=by, commit=commit)
-    path = [*t.run.path, hop][-HOP_WINDOW:]
+    path = t.run.path[-(HOP_WINDOW - 1) :]  # the newest hops with room for this one: one list, not two
+    path.append(hop)
     t.run.hop_count = t.run.hop_count + 1
-    earlier = t.run.recap.split(" → ")[-(RECAP_HOPS - 1) :] if t.run.recap else []
-    recap = " → ".join([*earlier, f"{stage}:{edge.verdict}"])
     t.run.path = path
-    t.run.recap = recap
+    t.run.recap = _recap(t.run.recap, f"{stage}:{edge.verdict}")
     t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
-    node = t.graph.node(stage) if t.graph.has_stage(stage) else None
+    node = t.graph.find(stage)
     if node is not None and node.event and edge.verdict.upper() == PASS:
         t.emit(EmitEvent(node.event, stage))
     if t.run.stop_requested:
@@ -297,6 +301,15 @@ def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> N
         interrupt(t)
         return
     enter(t, edge.target)
+
+
+def _recap(recap: str, hop: str) -> str:
+    """The newest ``RECAP_HOPS`` hops, ``hop`` the last: the oldest cut with one bounded split, not by splitting
+    every hop and joining them again."""
+    if not recap:
+        return hop
+    drop = recap.count(" → ") - (RECAP_HOPS - 2)
+    return f"{recap.split(' → ', drop)[-1] if drop > 0 else recap} → {hop}"
 
 
 def open_gate(t: Transition, routing: Routing, seq: int) -> None:

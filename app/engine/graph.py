@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -136,6 +136,11 @@ class Graph(StrictModel):
         nodes: dict[str, Node] = self.__pydantic_private__["_by_stage"]
         return nodes[stage]
 
+    def find(self, stage: str) -> Node | None:
+        """The node called ``stage``, or ``None``: one lookup where ``has_stage`` then ``node`` would make two."""
+        nodes: dict[str, Node] = self.__pydantic_private__["_by_stage"]
+        return nodes.get(stage)
+
     def has_stage(self, stage: str) -> bool:
         return stage in self.__pydantic_private__["_by_stage"]
 
@@ -154,7 +159,8 @@ class Graph(StrictModel):
         cache: dict[Any, Any] = self.__pydantic_private__["_memo"]
         if key not in cache:
             cache[key] = make()
-        return cast(T, cache[key])  # the value ``make`` returned for this key
+        value: T = cache[key]  # the value ``make`` returned for this key (no ``cast``: a call at every read)
+        return value
 
     def to_json(self) -> dict[str, Any]:
         """The graph as its file format, without defaults left implicit."""

@@ -85,6 +85,9 @@ from app.engine.transition import Transition
 from app.engine.verdict import parse_verdict
 
 Handler = Callable[[Transition, Any], None]
+# The members every mission's return compares with, as globals: Python 3.11 reads an enum member through its
+# class several times slower than a global (the enum's metaclass keeps the read from being specialised).
+_DONE, _SKIPPED, _CHECK, _REASK = MissionStatus.DONE, MissionStatus.SKIPPED, MissionKind.CHECK, MissionKind.REASK
 
 
 def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
@@ -158,8 +161,10 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
 
 
 def _remember(t: Transition, event: Event) -> None:
-    """Record the event's key; the oldest keys leave the bounded window (SPEC J2, J5)."""
-    applied = {**t.run.applied, event.key: event.at}
+    """Record the event's key; the oldest keys leave the bounded window (SPEC J2, J5). ``dict.copy`` clones the
+    window's table in one go, several times faster than rebuilding it key by key as ``{**applied}`` does."""
+    applied = t.run.applied.copy()
+    applied[event.key] = event.at
     forgotten = t.run.forgotten_before
     while len(applied) > KEY_WINDOW:
         oldest = next(iter(applied))
@@ -193,11 +198,11 @@ def on_mission_finished(t: Transition, event: MissionFinished) -> None:
         session_id=event.session_id or waiting.session_id,
     )
     spend(t, waiting.kind, event.usage)
-    if event.status is MissionStatus.SKIPPED:
+    if event.status is _SKIPPED:
         t.run.waiting = None
         interrupt(t)
         return
-    if event.status is not MissionStatus.DONE:
+    if event.status is not _DONE:
         _mission_went_wrong(t, event)
         return
     _mission_done(t, event)
@@ -218,11 +223,11 @@ def _mission_done(t: Transition, event: MissionFinished) -> None:
     waiting = t.run.waiting
     assert waiting is not None
     node = t.graph.node(waiting.stage)
-    if waiting.kind is MissionKind.CHECK:
+    if waiting.kind is _CHECK:
         verdict: str | None = PASS if event.exit_code == 0 else FAIL
     else:
         verdict = parse_verdict(event.answer)
-    if waiting.kind is MissionKind.REASK:
+    if waiting.kind is _REASK:
         t.add_line(f"re-ask answered: VERDICT: {verdict or '(none)'}")
     else:
         result = Result(

@@ -15,6 +15,7 @@ from app.engine.graph import Graph
 from app.engine.record import Category, Ledger, MissionSummary, Run, Totals
 
 R = TypeVar("R", bound=Record)
+_new = object.__new__
 
 
 class Transition:
@@ -41,7 +42,8 @@ class Transition:
         the input run's objects."""
         if id(record) in self.owned:
             return record
-        copy = record.but()
+        copy = _new(record.__class__)  # ``record.but()`` inlined: the copy a transition makes most often
+        copy.__dict__ = record.__dict__.copy()
         self.owned[id(copy)] = copy
         return copy
 
@@ -52,9 +54,12 @@ class Transition:
             ledger = self.run.ledger = self.own(ledger)
             ledger.by_category = dict(ledger.by_category)
         line = ledger.by_category.get(category)
-        owned = self.own(line) if line is not None else self.own(Totals())
-        ledger.by_category[category] = owned
-        return ledger, owned
+        if line is None:
+            line = ledger.by_category[category] = Totals()
+            self.owned[id(line)] = line
+        elif id(line) not in self.owned:
+            line = ledger.by_category[category] = self.own(line)
+        return ledger, line
 
     def context(self) -> Context:
         """The run's context, owned, with its own list of results: results and lines are added in place."""

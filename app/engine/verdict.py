@@ -82,9 +82,25 @@ def _verdict_lines(answer: str) -> list[tuple[int, str]]:
 
 
 def parse_verdict(answer: str) -> str | None:
-    """The label of the last own ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none."""
-    found = _verdict_lines(answer)
-    return found[-1][1] if found else None
+    """The label of the last own ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none.
+
+    An answer with no fence (```, ~~~) and no HTML comment has no state to carry from line to line: its own
+    lines are its unquoted ones, read from the last, and the first verdict line found is the one that counts.
+    Most answers are such, and a transition then matches one line instead of every line twice."""
+    if "```" in answer or "~~~" in answer or "<!--" in answer:
+        found = _verdict_lines(answer)
+        return found[-1][1] if found else None
+    # The lines of the answer's tail but its first (which may start mid-line) are the answer's last lines: the
+    # verdict is almost always among them; the whole answer is split only when it is not.
+    lines = answer[-_TAIL:].splitlines()[1:] if len(answer) > _TAIL else answer.splitlines()
+    for tried in (lines, answer.splitlines()) if len(answer) > _TAIL else (lines,):
+        for line in reversed(tried):  # a quoted line never matches: ``>`` cannot start a verdict line
+            if (match := _VERDICT_LINE.match(line)) and (label := match.group("label").strip()):
+                return label
+    return None
+
+
+_TAIL = 256
 
 
 def without_verdict(answer: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.engine.verdict import parse_verdict, request_block, without_verdict
+from app.engine.verdict import _verdict_lines, parse_verdict, request_block, without_verdict
 
 
 @pytest.mark.parametrize(
@@ -35,6 +35,32 @@ def test_last_verdict_line_wins(answer: str, verdict: str | None) -> None:
 def test_parsing_never_raises(answer: str) -> None:
     result = parse_verdict(answer)
     assert result is None or (result.strip() == result and result)
+
+
+ANSWER_LINES = st.sampled_from(
+    [
+        *("VERDICT: PASS", "verdict: fail", "> VERDICT: QUOTED", "  > verdict: q", "**VERDICT:** `Y`", "VERDICT:"),
+        *("text", "", "```", "```python", "~~~", "`` `x` ``", "<!-- hidden", "-->", "<!-- one -->", "VERDICT: LATE\r"),
+    ]
+)
+
+
+@given(st.lists(st.one_of(ANSWER_LINES, st.text(max_size=12), st.text(min_size=200, max_size=300)), max_size=10))
+def test_the_fast_reading_gives_the_line_by_line_label(lines: list[str]) -> None:
+    # SPEC V5: an answer without fences or comments is read from its last line; the label is the one the
+    # line-by-line reading of every own line gives, whatever the answer
+    answer = "\n".join(lines)
+    found = _verdict_lines(answer)
+    assert parse_verdict(answer) == (found[-1][1] if found else None)
+
+
+def test_a_long_answer_cut_where_a_verdict_word_starts_is_not_read_from_the_cut() -> None:
+    # SPEC V5: only a whole line is a verdict line; the fast reading's tail of a long answer may begin mid-line
+    tail = " VERDICT: NO\n" + "y" * 243  # 256 characters: exactly the part of the answer read first
+    answer = "x" * 300 + tail
+    assert parse_verdict(answer) is None
+    assert parse_verdict(answer + "\nVERDICT: PASS") == "PASS"
+    assert parse_verdict("VERDICT: FAIL\n" + "z" * 600) == "FAIL"
 
 
 def test_request_block_gives_target_title_and_body() -> None:

@@ -1,0 +1,24 @@
+"""The README's benchmark commands name benchmarks that exist, with the options they take (issue 16)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.helpers import ROOT
+
+
+def test_every_benchmark_the_readme_names_exists() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = re.findall(r"python -m tests\.bench\.(\w+)", readme)
+    assert "bench_burr" in named
+    for name in named:
+        assert (ROOT / "tests" / "bench" / f"{name}.py").is_file(), name
+
+
+def test_the_burr_benchmark_takes_the_options_the_readme_gives() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if "tests.bench.bench_burr" in line)
+    source = (ROOT / "tests" / "bench" / "bench_burr.py").read_text(encoding="utf-8")
+    for option in re.findall(r"--\w+", line):
+        assert f'"{option}"' in source, option
+    assert "burr" in (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("bench = [", 1)[1].split("]", 1)[0]
