@@ -139,14 +139,18 @@ def test_the_readme_says_how_the_end_is_checked_against_the_base() -> None:
         "reason and in the decision file.",
         "`CONFLICT` is the engine's label: it is never offered to a worker or a decision model, and an answer saying "
         "`VERDICT: CONFLICT` does not take the edge.",
-        "A person's `deliver` is not checked (their word, given after reading the decision), nor is an event that "
-        "carries no git state.",
+        "A person's `deliver` is not checked (their word, given after reading the decision). An event that carries "
+        "no git state is checked against what the newest event that read git found, which the record keeps "
+        "(`conflicts`, the first 100 files, and `conflict_count`).",
         "`upstream_not_allowed`, `stopped`, `base_conflict`.",
         "The end is checked against the base as it is when the run ends (SPEC V9): the mission that ends a run "
         "carries the git state read right after it, and a gate approved, a route, a resume or a decision that ends "
         "it gets the state read from the repository then, by `git merge-tree --write-tree` (git 2.38 or newer).",
         "a run whose last mission leaves its branch conflicting with the base routes on `CONFLICT` or escalates with "
         "`base_conflict`, at no API call beyond the mission's own",
-        "A person's review or command carries no git state (the service has no clone) and is not checked",
+        "A person's review or command carries no git state (the service has no clone): when it ends the run (an "
+        "approval at the last gate, `/interlock route`, `resume`), the end is checked against what the newest job "
+        "found, which the record keeps",
+        "a person who resolved a conflict by hand ends the run with `/interlock deliver`, which is never checked.",
     ):
         assert words in text, words
