@@ -22,6 +22,7 @@ from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
 from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, encode_record, record_path
 from app.store.packwriter import PackWriter
+from app.store.treecache import TreeCache
 
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
@@ -68,6 +69,7 @@ class GitStore:
         self.writes = 0
         self._maintaining: subprocess.Popen[bytes] | None = None
         self._written: dict[str, tuple[pygit2.Oid, int]] = {}  # run id -> (record blob id, version) last saved here
+        self._trees = TreeCache(self.repo)  # the trees of the last saves, to splice the next save's changes into
 
     def _head(self) -> pygit2.Commit | None:
         try:
@@ -137,7 +139,7 @@ class GitStore:
         changes = {record_path(run.id): record, **(files or {})}
         objects = PackWriter(self.path / "objects")
         try:
-            tree = self._tree_with(objects, head.tree if head else None, changes)
+            tree = self._tree_with(objects, head.tree_id if head else None, changes)
             parents = [head.id] if head else []
             text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
             commit = objects.commit(tree, parents, text, ON_MACHINE.name, ON_MACHINE.email)
@@ -220,9 +222,10 @@ class GitStore:
         except FileNotFoundError:
             return False
 
-    def _tree_with(self, objects: PackWriter, base: pygit2.Tree | None, changes: dict[str, bytes]) -> pygit2.Oid:
-        """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new.
-        Names stay bytes, as git stores them: a name that is not UTF-8 already on the branch is kept."""
+    def _tree_with(self, objects: PackWriter, base: pygit2.Oid | None, changes: dict[str, bytes]) -> pygit2.Oid:
+        """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new, each
+        spliced from its previous version (``app/store/treecache.py``). Names stay bytes, as git stores them: a
+        name that is not UTF-8 already on the branch is kept."""
         nested: dict[bytes, dict[str, bytes] | bytes] = {}
         for path, content in changes.items():
             head, _, rest = path.partition("/")
@@ -232,19 +235,15 @@ class GitStore:
                 sub[rest] = content
             else:
                 nested[head.encode()] = content
-        entries: dict[bytes, tuple[int, pygit2.Oid]] = (  # a tree entry always has a name (typed optional)
-            {entry.raw_name: (entry.filemode, entry.id) for entry in base if entry.raw_name is not None}
-            if base is not None
-            else {}
-        )
+        entries = self._trees.entries(base)
         for name, value in nested.items():
             if isinstance(value, bytes):
-                entries[name] = (pygit2.enums.FileMode.BLOB, objects.blob(value))
+                entries.put(name, objects.blob(value), folder=False)
             else:
-                child = self.repo[entries[name][1]] if name in entries else None
-                subtree = child if isinstance(child, pygit2.Tree) else None
-                entries[name] = (pygit2.enums.FileMode.TREE, self._tree_with(objects, subtree, value))
-        return objects.tree(entries)
+                entries.put(name, self._tree_with(objects, entries.subtree(name), value), folder=True)
+        tree = objects.add("tree", entries.data())
+        self._trees.remember(tree, entries)
+        return tree
 
     def _maintain(self) -> None:
         """Merge the small packs saves leave, geometrically (each merge at least doubles a pack, so a long
