@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import secrets
 import struct
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -86,10 +86,10 @@ class PackWriter:
         """Written under a unique temporary name (``tmp_*``, which ``git gc`` cleans), then renamed: two
         writers of the same pack (identical saves) each rename a whole file."""
         self.pack_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.pack_dir, prefix=f"tmp_{target.suffix[1:]}_")
-        with os.fdopen(handle, "wb") as out:
+        temporary = self.pack_dir / f"tmp_{target.suffix[1:]}_{secrets.token_hex(8)}"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)  # read-only as git makes them,
+        with os.fdopen(handle, "wb") as out:  # from the start: no chmod, one change of the folder fewer
             out.write(data)
-        os.chmod(temporary, 0o444)
         os.replace(temporary, target)
 
 
