@@ -126,3 +126,22 @@ def test_a_save_after_a_save_reads_no_tree_back(tmp_path: Path, monkeypatch: pyt
     assert parsed == []
     GitStore(tmp_path).save(d.run.but(version=d.run.version + 1), d.run.version)  # another process: reads them
     assert parsed
+
+
+def test_a_record_another_writer_saved_since_is_read_not_taken_from_the_last_save(tmp_path: Path) -> None:
+    # SPEC J2: the record this store saved last is reused only while the branch still names that save; once another
+    # writer moved it, load reads the new record and a save on the old version is refused
+    from app.engine.errors import VersionConflict
+
+    make_repo(tmp_path)
+    mine, theirs = GitStore(tmp_path), GitStore(tmp_path)
+    d = advanced(0)
+    mine.save(d.run, None)
+    assert mine.load(d.run.id) is d.run  # the last save: nothing read back
+    first = d.run
+    d.finish("x")
+    theirs.save(d.run, first.version, {mission_path(d.run.id, 1, "work"): b"{}"})
+    assert mine.load(d.run.id) == d.run and mine.load(d.run.id) is not d.run
+    with pytest.raises(VersionConflict):
+        mine.save(first.but(stage="other"), first.version)
+    assert mine.read(mission_path(d.run.id, 1, "work")) == b"{}"
