@@ -68,7 +68,7 @@ def test_each_way_of_driving_git_keeps_to_its_job() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert [dep for dep in project["dependencies"] if dep.lower().startswith("gitpython")] == []
     users = sorted(path for path, tree in modules.items() if "pygit2" in imported(tree))
-    assert users == ["app/store/gitstore.py", "app/store/packwriter.py"]
+    assert users == ["app/store/gitstore.py", "app/store/packwriter.py", "app/store/treecache.py"]
 
 
 def test_the_git_program_is_started_in_one_place() -> None:

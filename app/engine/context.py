@@ -2,8 +2,9 @@
 
 Why tiers: the next mission needs the latest results verbatim, a gist of the ones before, and only the
 shape of the distant past; but the routing lines (verdicts, amendments, gate validations) are what make
-the path understandable, so they are kept forever. Compaction is idempotent, so a resumed run can go
-through it again at every step without drifting.
+the path understandable, so they are kept as long as the record keeps any history: its newest ``HISTORY_CHARS``,
+after a marker (SPEC J5). Compaction is idempotent, so a resumed run can go through it again at every step
+without drifting.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from app.engine.base import Record
 from app.engine.kinds import MissionKind
 
 HISTORY_CHUNK = 64  # the oldest history lines are joined into one entry: the same text, a shorter list to copy
+HISTORY_CHARS = 8000  # the compacted results a record keeps, newest first; older ones leave a marker (SPEC J5)
+HISTORY_MARKER = "[… cut by Interlock: the compacted results up to mission #{seq}; each is in its mission record …]"
+CUT_SEQ = re.compile(r"^(?:#(\d+) |\[… cut by Interlock: the compacted results up to mission #(\d+);)", re.MULTILINE)
+MARKER_ROOM = 120  # more than any marker takes: a trimmed history stays within HISTORY_CHARS, marker included
 CUT_MARKER = "\n[… cut by Interlock: {dropped} more bytes in mission record #{seq} …]"
 SHORT_CUT_MARKER = "\n[… cut by Interlock: see mission record #{seq} …]"
 
@@ -118,7 +123,7 @@ def compact_into(context: Context) -> bool:
         history.extend(map(_history_line, results[:split]))
         if len(history) > 2 * HISTORY_CHUNK:
             history[:HISTORY_CHUNK] = ["\n".join(history[:HISTORY_CHUNK])]
-        context.history = history
+        context.history = trim_history(history)
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):
@@ -126,6 +131,26 @@ def compact_into(context: Context) -> bool:
             results[index] = _cut(results[index], tiers.cut_bytes)
             changed = True
     return changed
+
+
+def trim_history(history: list[str]) -> list[str]:
+    """The newest compacted results within ``HISTORY_CHARS``, after a marker naming the last mission cut (SPEC J5).
+
+    Why: one line per mission would make the record, and so every save, grow for ever. The oldest entries go
+    first, whole, and the marker takes the place of any earlier one: trimming a trimmed history changes
+    nothing (C4). Each cut result is in full in its mission record (C5), its hop in the events files."""
+    if sum(map(len, history)) <= HISTORY_CHARS:
+        return history
+    dropped = 0
+    kept = sum(map(len, history))
+    while dropped < len(history) - 1 and kept + MARKER_ROOM > HISTORY_CHARS:
+        kept -= len(history[dropped])
+        dropped += 1
+    if not dropped:
+        return history
+    cut = CUT_SEQ.findall("\n".join(history[:dropped]))  # a result's header line, or an earlier marker
+    last = max((int(seq or marked) for seq, marked in cut), default=0)
+    return [HISTORY_MARKER.format(seq=last), *history[dropped:]]
 
 
 def _history_line(result: Result) -> str:

@@ -14,6 +14,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pygit2
 
@@ -22,6 +23,7 @@ from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
 from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, encode_record, record_path
 from app.store.packwriter import PackWriter
+from app.store.treecache import TreeCache
 
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
@@ -56,6 +58,14 @@ def common_dir(git_dir: Path) -> Path:
     return git_dir
 
 
+class _Saved(NamedTuple):
+    """This store's last save: while the branch still names ``commit``, its record and tree need no reading."""
+
+    commit: pygit2.Oid
+    tree: pygit2.Oid
+    run: Run
+
+
 class GitStore:
     def __init__(self, repo: Path, branch: str = STATE_BRANCH) -> None:
         try:
@@ -67,12 +77,22 @@ class GitStore:
         self.reftable = _uses_reftable(self.repo)
         self.writes = 0
         self._maintaining: subprocess.Popen[bytes] | None = None
-        self._written: dict[str, tuple[pygit2.Oid, int]] = {}  # run id -> (record blob id, version) last saved here
+        self._written: dict[str, tuple[pygit2.Oid, Run]] = {}  # run id -> (record blob id, record) last saved here
+        self._trees = TreeCache(self.repo)  # the trees of the last saves, to splice the next save's changes into
+        self._last: _Saved | None = None
 
-    def _head(self) -> pygit2.Commit | None:
+    def _head_id(self) -> pygit2.Oid | None:
         try:
             target = self.repo.references[self.ref].target
         except KeyError:
+            return None
+        return target if isinstance(target, pygit2.Oid) else None  # a symbolic ref names no commit
+
+    def _head(self) -> pygit2.Commit | None:
+        return self._commit(self._head_id())
+
+    def _commit(self, target: pygit2.Oid | None) -> pygit2.Commit | None:
+        if target is None:
             return None
         commit = self.repo[target]
         assert isinstance(commit, pygit2.Commit)
@@ -99,12 +119,25 @@ class GitStore:
             return None
         known = self._written.get(run_id)
         if known is not None and known[0] == entry.id:
-            return known[1]
+            return known[1].version
         data = self._blob_at(commit, record_path(run_id))
         return Run.from_journal(data).version if data is not None else None
 
     def load(self, run_id: str) -> Run:
-        return self._record(self._head(), run_id)
+        """The record at the head: the one this store saved last, if nobody wrote it since (records are never
+        changed once built, as ``MemoryStore`` keeps them), else read and validated."""
+        head_id = self._head_id()
+        if self._last is not None and self._last.commit == head_id and self._last.run.id == run_id:
+            return self._last.run  # the head is this store's last save: nothing to read
+        head = self._commit(head_id)
+        known = self._written.get(run_id)
+        if known is not None and head is not None:
+            try:
+                if head.tree[record_path(run_id)].id == known[0]:
+                    return known[1]
+            except KeyError:
+                pass
+        return self._record(head, run_id)
 
     def _record(self, head: pygit2.Commit | None, run_id: str) -> Run:
         data = self._blob_at(head, record_path(run_id))
@@ -129,23 +162,31 @@ class GitStore:
             raise StoreError(f"cannot move {self.ref}: {exc}") from None
 
     def _save_once(self, run: Run, expected: int | None, files: dict[str, bytes] | None, message: str) -> None:
-        head = self._head()
-        found = self._version_at(head, run.id)
+        head_id = self._head_id()
+        last = self._last
+        found: int | None
+        base: pygit2.Oid | None
+        if last is not None and last.commit == head_id and last.run.id == run.id:
+            found, base = last.run.version, last.tree  # the head is this store's last save: nothing to read
+        else:
+            head = self._commit(head_id)
+            found, base = self._version_at(head, run.id), head.tree_id if head else None
         if found != expected:
             raise VersionConflict(run.id, expected, found)
         record = encode_record(run)
         changes = {record_path(run.id): record, **(files or {})}
         objects = PackWriter(self.path / "objects")
         try:
-            tree = self._tree_with(objects, head.tree if head else None, changes)
-            parents = [head.id] if head else []
+            tree = self._tree_with(objects, base, changes)
+            parents = [head_id] if head_id else []
             text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
             commit = objects.commit(tree, parents, text, ON_MACHINE.name, ON_MACHINE.email)
             objects.write()  # one pack before the branch moves: a crash leaves garbage or the new head
         except ValueError as exc:
             raise StoreError(f"run {run.id} cannot be saved: {exc}") from None
-        self._move_ref(str(commit), str(head.id) if head else ZERO, run.id, expected)
-        self._written[run.id] = (pygit2.hash(record), run.version)
+        self._move_ref(str(commit), str(head_id) if head_id else ZERO, run.id, expected)
+        self._written[run.id] = (pygit2.hash(record), run)
+        self._last = _Saved(commit, tree, run)
         self.writes += 1
         if self.writes % GC_EVERY == 0:
             self._maintain()
@@ -220,9 +261,10 @@ class GitStore:
         except FileNotFoundError:
             return False
 
-    def _tree_with(self, objects: PackWriter, base: pygit2.Tree | None, changes: dict[str, bytes]) -> pygit2.Oid:
-        """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new.
-        Names stay bytes, as git stores them: a name that is not UTF-8 already on the branch is kept."""
+    def _tree_with(self, objects: PackWriter, base: pygit2.Oid | None, changes: dict[str, bytes]) -> pygit2.Oid:
+        """A tree equal to ``base`` with ``changes`` written in; only the trees on changed paths are new, each
+        spliced from its previous version (``app/store/treecache.py``). Names stay bytes, as git stores them: a
+        name that is not UTF-8 already on the branch is kept."""
         nested: dict[bytes, dict[str, bytes] | bytes] = {}
         for path, content in changes.items():
             head, _, rest = path.partition("/")
@@ -232,19 +274,15 @@ class GitStore:
                 sub[rest] = content
             else:
                 nested[head.encode()] = content
-        entries: dict[bytes, tuple[int, pygit2.Oid]] = (  # a tree entry always has a name (typed optional)
-            {entry.raw_name: (entry.filemode, entry.id) for entry in base if entry.raw_name is not None}
-            if base is not None
-            else {}
-        )
+        entries = self._trees.entries(base)
         for name, value in nested.items():
             if isinstance(value, bytes):
-                entries[name] = (pygit2.enums.FileMode.BLOB, objects.blob(value))
+                entries.put(name, objects.blob(value), folder=False)
             else:
-                child = self.repo[entries[name][1]] if name in entries else None
-                subtree = child if isinstance(child, pygit2.Tree) else None
-                entries[name] = (pygit2.enums.FileMode.TREE, self._tree_with(objects, subtree, value))
-        return objects.tree(entries)
+                entries.put(name, self._tree_with(objects, entries.subtree(name), value), folder=True)
+        tree = objects.add("tree", entries.data())
+        self._trees.remember(tree, entries)
+        return tree
 
     def _maintain(self) -> None:
         """Merge the small packs saves leave, geometrically (each merge at least doubles a pack, so a long
@@ -255,6 +293,8 @@ class GitStore:
         concurrent writers, removing only the packs it merged."""
         if self._maintaining is not None and self._maintaining.poll() is None:
             return
+        self.repo = pygit2.Repository(str(self.path))  # libgit2 keeps every pack it has seen, merged away or not:
+        self._trees.repo = self.repo  # a fresh handle knows only today's, or lookups would slow with the journal
         merge = 'git --git-dir "$1" repack -d -q --geometric=2 && [ "$2" != prune ]'
         gc = 'git --git-dir "$1" -c gc.autoDetach=false gc --auto --quiet'
         prune = "prune" if self.writes % (GC_EVERY * 10) == 0 else "keep"

@@ -82,7 +82,20 @@ BOARD_INDEX_PATH = "board.json"  # the rows board.md is rendered from (app/store
 
 
 def encode_record(run: Run) -> bytes:
-    return run.journal_json() + b"\n"
+    """The record as the journal stores it. A transition encodes one record three times (the hash of the version
+    before, the hash in its events file, the save): the last few encodings are kept by identity, records being
+    never changed once built (SPEC J6 hashes the same bytes either way)."""
+    for known, data in _ENCODED:
+        if known is run:
+            return data
+    data = run.journal_json() + b"\n"
+    _ENCODED.insert(0, (run, data))
+    del _ENCODED[ENCODED_KEPT:]
+    return data
+
+
+ENCODED_KEPT = 4
+_ENCODED: list[tuple[Run, bytes]] = []  # newest first
 
 
 def encode_json(data: Any) -> bytes:

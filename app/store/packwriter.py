@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import secrets
 import struct
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -22,7 +22,6 @@ from pathlib import Path
 import pygit2
 
 KINDS = {"commit": 1, "tree": 2, "blob": 3}
-TREE_MODE = pygit2.enums.FileMode.TREE
 MAX_OFFSET = 2**31  # beyond, an index needs the large-offset table, which this writer does not make
 
 
@@ -38,16 +37,6 @@ class PackWriter:
 
     def blob(self, data: bytes) -> pygit2.Oid:
         return self.add("blob", data)
-
-    def tree(self, entries: dict[bytes, tuple[int, pygit2.Oid]]) -> pygit2.Oid:
-        """A tree of ``name -> (filemode, id)``, in git's order: bytes, a tree sorting as if its name ended in
-        ``/``. A name git refuses (empty, ``.``, ``..``, ``.git``, with a slash) raises ``ValueError``."""
-        for name in entries:
-            if name in (b"", b".", b"..", b".git") or b"/" in name or b"\0" in name:
-                raise ValueError(f"{name!r} cannot name a file in a git tree")
-        ordered = sorted(entries.items(), key=lambda item: item[0] + (b"/" if item[1][0] == TREE_MODE else b""))
-        data = b"".join(f"{mode:o} ".encode() + name + b"\0" + oid.raw for name, (mode, oid) in ordered)
-        return self.add("tree", data)
 
     def commit(self, tree: pygit2.Oid, parents: list[pygit2.Oid], message: str, name: str, email: str) -> pygit2.Oid:
         who = f"{name} <{email}> {int(time.time())} +0000"
@@ -73,7 +62,8 @@ class PackWriter:
                 raise ValueError(
                     "a journal save of 2 GiB or more: a pack index v2 without large offsets cannot hold it"
                 )
-            packed = _object_header(KINDS[kind], len(data)) + zlib.compress(data, 1)
+            level = 0 if kind == "tree" else 1  # a tree is mostly object ids, which do not compress
+            packed = _object_header(KINDS[kind], len(data)) + zlib.compress(data, level)
             entries.append((sha, zlib.crc32(packed), len(body)))
             body += packed
         body += hashlib.sha1(body).digest()
@@ -96,10 +86,10 @@ class PackWriter:
         """Written under a unique temporary name (``tmp_*``, which ``git gc`` cleans), then renamed: two
         writers of the same pack (identical saves) each rename a whole file."""
         self.pack_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.pack_dir, prefix=f"tmp_{target.suffix[1:]}_")
-        with os.fdopen(handle, "wb") as out:
+        temporary = self.pack_dir / f"tmp_{target.suffix[1:]}_{secrets.token_hex(8)}"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)  # read-only as git makes them,
+        with os.fdopen(handle, "wb") as out:  # from the start: no chmod, one change of the folder fewer
             out.write(data)
-        os.chmod(temporary, 0o444)
         os.replace(temporary, target)
 
 

@@ -111,20 +111,59 @@ def test_missions_receive_the_compacted_context() -> None:
     assert "result 0 " not in prompt and "#1 work v1 (deliver): VERDICT: PASS → review" in prompt
 
 
-def test_a_long_history_stays_a_short_list_and_renders_every_line() -> None:
-    # SPEC C3, C4, J5: routing lines are kept for ever; the list a transition copies stays bounded
-    from app.engine.context import HISTORY_CHUNK, append_result, compact_context, render_context
+def _long_history(missions: int) -> Context:
+    from app.engine.context import append_result
 
     context = Context()
-    for seq in range(1, 501):
+    for seq in range(1, missions + 1):
         result = Result(seq=seq, stage="s", visit=seq, kind="deliver", body="b" * 50)
         result.routing.append(f"VERDICT: PASS (#{seq})")
         context = append_result(context, result)
+    return context
+
+
+def test_a_long_history_is_trimmed_to_its_newest_lines_after_a_marker() -> None:
+    # SPEC J5, C3, C4, C5: the record keeps the newest compacted results, in order, after a marker naming the
+    # last mission cut (its full text is in its mission record); the list a transition copies stays bounded
+    from app.engine.context import HISTORY_CHARS, HISTORY_CHUNK, compact_context, render_context
+
+    context = _long_history(3000)
     assert len(context.history) <= 2 * HISTORY_CHUNK
+    assert sum(map(len, context.history)) <= HISTORY_CHARS
+    marker = context.history[0]
+    cut = int(marker.split("up to mission #")[1].split(";")[0])
+    assert marker.startswith("[… cut by Interlock: the compacted results up to mission #") and 2700 < cut < 3000
     text = render_context(context)
-    positions = [text.index(f"#{seq} s v{seq} (deliver): VERDICT: PASS (#{seq})") for seq in range(1, 495)]
-    assert positions == sorted(positions)  # every compacted result, in order
+    assert "#1 s v1 (deliver)" not in text and f"#{cut} s v{cut} (deliver)" not in text
+    kept = range(cut + 1, 2995)  # the newest six are still results (C3 tiers), the rest history lines
+    positions = [text.index(f"#{seq} s v{seq} (deliver): VERDICT: PASS (#{seq})") for seq in kept]
+    assert positions == sorted(positions) and text.index(marker) < positions[0]
     assert compact_context(context) is context  # idempotent (C4)
+
+
+def test_the_history_is_bounded_however_long_the_run() -> None:
+    # SPEC J5: what a record carries for compacted results does not grow with the run
+    sizes = [sum(map(len, _long_history(missions).history)) for missions in (400, 1000, 2000)]
+    assert max(sizes) <= 8000 and max(sizes) - min(sizes) < 4000  # the oldest entries leave in chunks
+
+
+def test_a_history_under_the_bound_is_kept_whole_without_a_marker() -> None:
+    # SPEC C3: routing lines are kept while the record has room for them
+    context = _long_history(100)
+    assert not any("cut by Interlock" in line for line in context.history)
+    assert context.history[0] == "#1 s v1 (deliver): VERDICT: PASS (#1)"
+
+
+def test_trimming_again_keeps_the_marker_of_the_newest_mission_cut() -> None:
+    # SPEC C4: an oversized entry after a marker is kept (nothing else to drop), the marker names the same mission
+    from app.engine.context import HISTORY_MARKER, trim_history
+
+    history = [HISTORY_MARKER.format(seq=41), "#42 s v1 (deliver)\n> " + "x" * 9000, "#43 s v1 (deliver)"]
+    assert trim_history(history) == [HISTORY_MARKER.format(seq=42), "#43 s v1 (deliver)"]
+    assert trim_history([HISTORY_MARKER.format(seq=41), "#42 s " + "x" * 9000]) == [
+        HISTORY_MARKER.format(seq=41),
+        "#42 s " + "x" * 9000,
+    ]
 
 
 FORGED = (
@@ -161,3 +200,13 @@ def test_a_cut_result_fits_the_smallest_budget_even_with_a_long_marker() -> None
     context = append_result(context, Result(seq=10, stage="s", visit=1, kind="deliver", body="x" * 100))
     body = context.results[0].body
     assert len(body.encode("utf-8")) <= 64 and "mission record #10" in body
+
+
+def test_the_readme_states_the_history_bound_and_its_marker() -> None:
+    # SPEC J5: the README's journal section says what the record keeps of compacted results, in the engine's words
+    from app.engine.context import HISTORY_CHARS, HISTORY_MARKER
+    from tests.helpers import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"for the newest {HISTORY_CHARS:,} characters of them, after a marker naming the last mission cut" in text
+    assert f"(`{HISTORY_MARKER.format(seq='N')}`)" in text

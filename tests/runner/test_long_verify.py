@@ -1,0 +1,36 @@
+"""A long run's journal still verifies once its context history is trimmed (SPEC J5, J6)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from app.engine import events as ev
+from app.engine.record import MissionStatus
+from app.engine.validate import parse_graph
+from app.runner.driver import RunDriver, same_event
+from app.runner.verify import verify
+from app.store.journal import encode_json, mission_path
+from app.store.memory import MemoryStore
+from tests.engine.driver import loop_graph
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_a_run_long_enough_to_trim_its_history_verifies_every_transition() -> None:
+    # SPEC J6: the trimming is the engine's, so a replay trims where the run did; SPEC J5: the marker is there
+    graph = parse_graph(loop_graph(work={"maxVisits": 1000}, review={"maxVisits": 1000}))
+    store = MemoryStore()
+    driver = RunDriver(store)
+    run = driver.start(ev.Start(key="start", at=T0, run_id="long", title="long"), graph).run
+    for index in range(1, 241):
+        waiting = run.waiting
+        assert waiting is not None
+        answer = "done" + ("\nVERDICT: FAIL" if waiting.stage == "review" else "")
+        event = ev.MissionFinished(
+            key=f"m{index}", at=T0 + timedelta(seconds=index), seq=waiting.seq, status=MissionStatus.DONE, answer=answer
+        )
+        files = {mission_path(run.id, waiting.seq, waiting.stage): encode_json({"answer": answer})}
+        run = driver.apply(run.id, same_event(event), graph, files).run
+    assert run.context.history[0].startswith("[… cut by Interlock: the compacted results up to mission #")
+    checked = verify(store, run.id)
+    assert checked.found is None and checked.checked == run.version and checked.first == 1
