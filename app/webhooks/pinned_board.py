@@ -38,7 +38,7 @@ from app.github.pinned import (
 )
 from app.store.board_index import FINISHED_KEPT, BoardIndex, minute, read_index
 from app.store.github import GitHubStore
-from app.store.journal import BOARD_INDEX_PATH
+from app.store.journal import BOARD_INDEX_PATH, BOARD_PATH
 
 CLAIM_STALE_S = 600.0  # a maker that has not saved the issue's number after this long is taken to have died
 GONE = (404, 410)
@@ -165,8 +165,8 @@ def render_board_issue(index: BoardIndex) -> str:
         f"### {BOARD_TITLE}",
         "",
         f"Runs of this repository: every live run and the last {FINISHED_KEPT} that ended. Edited by Interlock when a "
-        "run starts or its state changes (the step and cost are as of then; `board.md` on the state branch follows "
-        "every transition); edits by hand are overwritten.",
+        "run starts or its state changes (the step and cost are as of then; "
+        f"`{BOARD_PATH}` on the state branch follows every transition); edits by hand are overwritten.",
         "",
     ]
     if index.rows:
