@@ -28,9 +28,10 @@ CONTENT_PER_MINUTE = 80
 NO_BOARD_CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nboard_issue: false\n"
 
 
-def measure(board: bool = True) -> list[tuple[str, list[str]]]:
+def measure(board: bool = True, pushed: bool = False) -> list[tuple[str, list[str]]]:
     """The calls of each step of one run; ``board``: with the pinned board issue on (the default), or off
-    (``board_issue: false``)."""
+    (``board_issue: false``); ``pushed``: the review's job pushed a commit to the run branch before it ended, as
+    a mission that changes files does (its head moves, and the check run follows the head)."""
     from app.runner import driver
     from app.webhooks import shell
     from app.webhooks.settings import ServiceSettings
@@ -57,6 +58,8 @@ def measure(board: bool = True) -> list[tuple[str, list[str]]]:
     counted("issue labelled: run started", label)
     counted("job completed: mission -> gate (PR opened)", lambda: world.job_done(issue, 1, "build", "built"))
     counted("review approved: gate -> next mission", lambda: world.review(issue, "approved"))
+    if pushed:
+        world.fake.commit_file("octo/app", f"interlock/issue-{issue}", "review.md", "findings\n")
     counted("job completed: mission -> FAIL -> mission", lambda: world.job_done(issue, 2, "review", "VERDICT: FAIL"))
     counted("comment command: /interlock stop", lambda: world.comment(issue, "/interlock stop"))
     if board:
@@ -121,13 +124,15 @@ def main() -> int:
             kinds = Counter(kind(call) for call in calls)
             what = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in kinds.items())
             print(f"{name:<46} {len(calls):>5} {reads:>5} {writes:>6} {content:>7}  {what}")
-    for board in (True, False):
-        calls = next(calls for name, calls in measure(board) if name.startswith("job completed: mission -> FAIL"))
+    for board, pushed in ((True, False), (False, False), (True, True)):
+        steps = measure(board, pushed)
+        calls = next(calls for name, calls in steps if name.startswith("job completed: mission -> FAIL"))
         reads, writes, content = figures(calls)
         met = len(calls) <= TARGET and content <= CONTENT_TARGET
         limits = per_hour(len(calls), content)
+        case = " (board_issue: false)" if not board else " (the job pushed a commit)" if pushed else ""
         print(
-            f"mission transition{'' if board else ' (board_issue: false)'}: {len(calls)} calls, {reads} reads, "
+            f"mission transition{case}: {len(calls)} calls, {reads} reads, "
             f"{writes} writes, {content} content-creating (target <= {TARGET} calls, <= {CONTENT_TARGET} "
             f"content-creating): {'OK' if met else 'MISSED'}; mission transitions an hour per installation: "
             + "; ".join(f"{n:,} under {what}" for what, n in limits)
