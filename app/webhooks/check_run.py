@@ -10,8 +10,9 @@ the Checks permission (403) gets no check and loses nothing else: `interlock doc
 The check carries the run's progress at every transition, so it is the one status update an ordinary transition
 makes (issue 16): the check run this process made or found last for a run is remembered (``KNOWN``: its id, the
 commit it is on, what it shows), and the run branch's head is read with the record in the same call
-(``GitHubStore.run_heads``), so while the head has not moved the update is one PATCH and no read. Anything else —
-another process, a moved head, a completed check that must show the run working again — takes the reads above.
+(``GitHubStore.run_heads``), so while the head has not moved the update is one PATCH and no read, and when a
+mission's commits moved it, a new check there and the old one marked as moved on, no read either. Anything else —
+another process, a redelivery, a check deleted — takes the reads above.
 """
 
 from __future__ import annotations
@@ -123,8 +124,14 @@ def _show_known(runs: GitHubRuns, run: Run, view: CheckView) -> bool:
     known = known_checks(runs).get((runs.repo, run.id))
     head = runs.store.run_heads.get(run.id)
     branch_of = runs.store.branch_of
-    if known is None or head is None or head != known.head or branch_of is None or branch_of(run.id) != run.branch:
+    if known is None or head is None or branch_of is None or branch_of(run.id) != run.branch:
         return False
+    if head != known.head:  # a mission's commits moved the head: the check goes on there, no read needed
+        moved = KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields())
+        remember(runs, run.id, moved)
+        if known.shown.get("status") != "completed":  # the one left in progress says where the run went
+            update_check(runs.api, runs.repo, known.id, moved_on(view, head))
+        return True
     if view.status == "in_progress" and known.shown.get("status") == "completed":
         # a new check shows the run working again (the newest of a name is the one shown), on the head it knows
         remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
