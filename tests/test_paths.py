@@ -94,7 +94,7 @@ def test_no_file_of_app_or_tests_refers_to_a_path_outside_the_repository() -> No
     assert findings(ROOT) == []
 
 
-SIBLING = 'sha' + 'red'  # the folder beside the repository, spelt so that this file names no path outside it
+SIBLING = "sha" + "red"  # the folder beside the repository, spelt so that this file names no path outside it
 
 
 def test_the_scan_reports_each_way_of_reaching_outside_and_nothing_inside() -> None:

@@ -67,7 +67,6 @@ def take_place_in_child(folder: Path, seconds: float = 5) -> subprocess.Complete
 # ---------------------------------------------------------------- local queues (app/local/queue.py)
 
 
-
 # SPEC U5 (a team runs at most `concurrency` runs at once): the place records the run's agent file; the next
 # holder stops the agent a killed holder left running (app/local/leftovers.py) before its run starts
 def test_a_killed_holder_s_agent_is_stopped_before_the_next_run_of_the_team_starts(tmp_path: Path) -> None:
