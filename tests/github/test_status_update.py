@@ -67,3 +67,21 @@ def test_a_check_deleted_behind_the_services_back_is_found_again(world: World) -
     calls = [call.split(" ")[0] for call in world.fake.calls()[before:] if "check-runs" in call]
     assert calls == ["PATCH", "GET", "POST"]  # the 404, the read, a new check on the head
     assert "at build" in world.fake.checks_of(f"issue-{issue}")[-1]["output"]["title"]
+
+
+def test_a_head_moved_by_the_missions_commits_gets_the_check_without_a_read(world: World) -> None:
+    # SPEC W5, issue 16: the record's read named the new head; the check goes on there and the one left in
+    # progress says where the run went; no check-runs read, no GraphQL read of the branch's checks
+    issue = at_next_mission(world)
+    (old,) = [check for (repo, _), check in known_checks(world.runs()).items() if repo == REPO]
+    world.fake.commit_file(REPO, f"interlock/issue-{issue}", "review.md", "findings\n")
+    head = world.fake.refs[(REPO, f"interlock/issue-{issue}")]
+    before = len(world.fake.calls())
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    calls = world.fake.calls()[before:]
+    assert [call.split(" ")[0] for call in calls if "check-runs" in call] == ["POST", "PATCH"]
+    assert len(calls) == 5  # the record's read, the state branch's commit, the dispatch, the two check calls
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
+    left = world.fake.check_runs[old.id]
+    assert left["conclusion"] == "neutral" and left["output"]["title"] == f"moved to {head[:7]}"
