@@ -136,4 +136,9 @@ class BoundedRateLimitRetry:
         wait = exc.retry_after if exc.retry_after is not None else timedelta(seconds=WINDOW_S)
         if wait.total_seconds() > self.max_wait_s:
             return RetryOption(False)  # the call fails now; the delivery's redelivery tries again later
-        return RetryOption(True, wait)
+        # githubkit sleeps 60 s for a zero wait (it tests the timedelta's truth) and fails on a negative one: a
+        # ``retry-after: 0``, a negative one or a reset already past is retried at once
+        return RetryOption(True, max(wait, _AT_ONCE))
+
+
+_AT_ONCE = timedelta(microseconds=1)

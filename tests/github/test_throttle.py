@@ -130,3 +130,29 @@ def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
         "GitHub's redelivery or `interlock redeliver` carries it out later."
     ) in text
     assert (CONTENT_PER_MINUTE, MAX_WAIT_S) == (80, 5.0)
+
+
+@pytest.mark.parametrize(
+    "headers", [{"retry-after": "0"}, {"retry-after": "-5"}, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1"}]
+)
+def test_a_zero_negative_or_past_wait_is_retried_at_once_not_after_a_minute_nor_with_a_crash(
+    settings: ServiceSettings, headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # githubkit sleeps 60 s when the wait is a zero timedelta (falsy) and time.sleep(-5) raises ValueError: a
+    # delivery would outlive its deadline, or fail with a traceback instead of being retried (issue 16, item 1)
+    import githubkit.core
+
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        slept.append(seconds)
+
+    monkeypatch.setattr(githubkit.core.time, "sleep", sleep)
+    fake = FakeGitHub()
+    api = app_for(fake, settings).installation(42)
+    fake.fail("POST", "/issues/1/comments", 429, headers=headers)
+    api.comment(REPO, 1, "y")
+    assert len(fake.calls("POST")) == 2 and len(fake.comments) == 1  # retried once
+    assert len(slept) == 1 and 0 <= slept[0] <= MAX_WAIT_S
