@@ -42,11 +42,13 @@ KNOWN_RUNS = 1024  # runs whose check this process remembers
 
 @dataclass(frozen=True)
 class KnownCheck:
-    """A check run as this process last made or updated it: its id, its commit and the fields it shows."""
+    """A check run as this process last made or updated it: its id, its commit, the fields it shows and the run's
+    version it shows (another replica's transition since then may have changed the check: it is read again)."""
 
     id: int
     head: str
     shown: dict[str, Any]
+    version: int = -1
 
 
 KNOWN: WeakKeyDictionary[GitHubApp, OrderedDict[tuple[str, str], KnownCheck]] = WeakKeyDictionary()
@@ -102,7 +104,7 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
     if ours is not None and not (view.status == "in_progress" and ours.get("status") == "completed"):
         if not view.shown_by(ours):
             update_check(runs.api, runs.repo, int(ours["id"]), view)
-        remember(runs, run.id, KnownCheck(int(ours["id"]), str(ours.get("head_sha") or ""), view.fields()))
+        remember(runs, run.id, KnownCheck(int(ours["id"]), str(ours.get("head_sha") or ""), view.fields(), run.version))
         return
     head: str | None
     left: list[int] = []
@@ -112,7 +114,8 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
         head, left = branch_checks(runs.api, runs.repo, run.branch, run.id)
     if head is None:
         return
-    remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
+    made = create_check(runs.api, runs.repo, head, run.id, view)
+    remember(runs, run.id, KnownCheck(made, head, view.fields(), run.version))
     for check_id in left:
         update_check(runs.api, runs.repo, check_id, moved_on(view, head))
 
@@ -125,10 +128,13 @@ def _show_known(runs: GitHubRuns, run: Run, view: CheckView) -> bool:
     branch_of = runs.store.branch_of
     if known is None or head is None or head != known.head or branch_of is None or branch_of(run.id) != run.branch:
         return False
+    if runs.store.read_from.get(run.id) != known.version:
+        return False  # a transition this process did not show came between: another replica's, its check unknown
+    check_id = known.id
     if view.status == "in_progress" and known.shown.get("status") == "completed":
         # a new check shows the run working again (the newest of a name is the one shown), on the head it knows
-        remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
+        check_id = create_check(runs.api, runs.repo, head, run.id, view)
     elif not view.shown_by(known.shown):
         update_check(runs.api, runs.repo, known.id, view)
-        remember(runs, run.id, KnownCheck(known.id, head, view.fields()))
+    remember(runs, run.id, KnownCheck(check_id, head, view.fields(), run.version))
     return True
