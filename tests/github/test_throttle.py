@@ -156,3 +156,33 @@ def test_a_zero_negative_or_past_wait_is_retried_at_once_not_after_a_minute_nor_
     api.comment(REPO, 1, "y")
     assert len(fake.calls("POST")) == 2 and len(fake.comments) == 1  # retried once
     assert len(slept) == 1 and 0 <= slept[0] <= MAX_WAIT_S
+
+
+@pytest.mark.parametrize(
+    ("headers", "retried"),
+    [
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, True),  # an HTTP-date (RFC 9110) already past
+        ({"retry-after": "soon"}, False),  # not a number: as without the header, GitHub's minute
+        ({"retry-after": "1.5"}, True),
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "tomorrow"}, False),
+    ],
+)
+def test_a_retry_after_that_is_not_whole_seconds_fails_the_call_cleanly_or_is_waited_for(
+    settings: ServiceSettings, headers: dict[str, str], retried: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # githubkit reads the header with int(): anything else raised ValueError out of the call (a traceback and a 500
+    # instead of GitHubError, which the service answers as a failed delivery its redelivery carries out)
+    import githubkit.core
+
+    slept: list[float] = []
+    monkeypatch.setattr(githubkit.core.time, "sleep", slept.append)
+    fake = FakeGitHub()
+    api = app_for(fake, settings).installation(42)
+    fake.fail("POST", "/issues/1/comments", 403, headers=headers)
+    if retried:
+        api.comment(REPO, 1, "y")
+        assert len(fake.calls("POST")) == 2 and len(slept) == 1 and 0 <= slept[0] <= MAX_WAIT_S
+    else:
+        with pytest.raises(GitHubError, match="403"):
+            api.comment(REPO, 1, "y")
+        assert len(fake.calls("POST")) == 1 and slept == []

@@ -44,7 +44,8 @@ def test_a_run_long_enough_to_trim_its_history_verifies_every_transition() -> No
     strict=True,
     reason="verify replays every transition with today's engine, which trims the history; a run recorded before "
     "the trimming (history over HISTORY_CHARS) replays to other records: engine drift on an untouched journal. "
-    "Needs the record to say which rule made it (not a small fix)",
+    "Seen with the real code of 257b3be too: a 300-transition run it wrote drifts at version 179 under "
+    "interlock verify. Needs the record to say which rule made it (not a small fix)",
 )
 def test_a_long_run_recorded_before_the_history_was_trimmed_still_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
     # SPEC J6: a journal nobody edited verifies, whichever Interlock version wrote it; the code before issue 16
