@@ -84,14 +84,16 @@ class ContentLimiter:
         self.lock = threading.Lock()
 
     def acquire(self) -> None:
-        """Take a place in the window, waiting up to ``max_wait_s`` for one; ``ContentQuotaFull`` otherwise."""
+        """Take a place in the window, waiting up to ``max_wait_s`` in all for one (the wait for the lock, behind a
+        request that sleeps for its own place, included); ``ContentQuotaFull`` otherwise."""
+        began = time.monotonic()
         if not self.lock.acquire(timeout=self.max_wait_s):
             raise ContentQuotaFull(self.max_wait_s)
         try:
             now = self._drop_old(self.clock())
             if len(self.sent) >= self.per_minute:
                 wait = self.sent[0] + WINDOW_S - now
-                if wait > self.max_wait_s:
+                if wait > self.max_wait_s - (time.monotonic() - began):
                     raise ContentQuotaFull(wait)
                 self.sleep(wait)
                 now = self._drop_old(max(self.clock(), self.sent[0] + WINDOW_S))

@@ -4,6 +4,8 @@ on 403/429 answers (issue 16). Clocks are injected: no test sleeps."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import replace
 from datetime import timedelta
 
@@ -186,3 +188,29 @@ def test_a_retry_after_that_is_not_whole_seconds_fails_the_call_cleanly_or_is_wa
         with pytest.raises(GitHubError, match="403"):
             api.comment(REPO, 1, "y")
         assert len(fake.calls("POST")) == 1 and slept == []
+
+
+def test_a_request_never_waits_longer_than_the_bound_in_all_even_behind_another_waiting_request() -> None:
+    # the wait for the lock (another request sleeping for its place) and the wait for a place are one bound: two
+    # waits of up to 5 s each would be 10 s, past the service's 8 s deadline (issue 16)
+    bound = 0.3
+    limiter = ContentLimiter(per_minute=2, max_wait_s=bound)
+    start = time.monotonic()
+    limiter.sent.extend([start - 60 + 0.25, start - 60 + 0.5])  # places free in 0.25 s and in 0.5 s
+    waited: dict[str, float | str] = {}
+
+    def ask(name: str) -> None:
+        began = time.monotonic()
+        try:
+            limiter.acquire()
+            waited[name] = time.monotonic() - began
+        except ContentQuotaFull:
+            waited[name] = "full"
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    time.sleep(0.02)  # the first holds the limiter while it sleeps for its place
+    ask("second")
+    first.join()
+    assert isinstance(waited["first"], float) and waited["first"] <= bound
+    assert waited["second"] == "full" or waited["second"] <= bound + 0.05, waited
