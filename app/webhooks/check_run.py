@@ -76,16 +76,19 @@ class GitHubRuns(Protocol):
     store: GitHubStore
 
 
-def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True) -> None:
+def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True) -> bool:
     """The run's check on its branch's head as the record has it now; no call beyond the read when it shows
     that already. ``remembered``: the check this process remembers may be used (not on a redelivery, which reads
-    what GitHub shows, since what failed may be the check's update)."""
+    what GitHub shows, since what failed may be the check's update). ``False`` when the installation may not
+    write checks: the status comment is then the run's only status, edited at every transition as before."""
     try:
         _show(runs, run, graph, remembered)
     except GitHubError as exc:
         if exc.status != 403:
             raise  # the delivery fails, and its redelivery shows the check (``GitHubRuns.reconcile``)
         log.warning("no check run for %s: the installation may not write checks (%s)", run.id, exc)
+        return False
+    return True
 
 
 def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:

@@ -67,3 +67,18 @@ def test_a_check_deleted_behind_the_services_back_is_found_again(world: World) -
     calls = [call.split(" ")[0] for call in world.fake.calls()[before:] if "check-runs" in call]
     assert calls == ["PATCH", "GET", "POST"]  # the 404, the read, a new check on the head
     assert "at build" in world.fake.checks_of(f"issue-{issue}")[-1]["output"]["title"]
+
+
+def test_without_the_checks_permission_the_comment_still_shows_each_transition(world: World) -> None:
+    # README: "An installation that has not granted the Checks permission gets no check run and runs as before":
+    # before issue 16 the status comment showed every transition (SPEC GH4); it is the only status such a run has
+    world.fake.fail("GET", "/check-runs", 403, times=1000)
+    world.fake.fail("POST", "/check-runs", 403, times=1000)
+    issue = at_next_mission(world)
+    assert world.fake.checks_of(f"issue-{issue}") == []
+    comment = int(world.run(issue).links["status_comment"])
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    assert world.run(issue).stage == "build"
+    body = world.fake.comments[comment]["body"]
+    assert PROGRESS not in body  # no check run shows the progress
+    assert "**stage** `build`" in body  # the comment shows where the run is now
