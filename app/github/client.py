@@ -27,7 +27,7 @@ from githubkit.retry import RetryChainDecision, RetryServerError
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
-from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler
+from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler, whole_seconds
 from app.redact import Redactor
 
 RETRIES = RetryChainDecision(BoundedRateLimitRetry(), RetryServerError(max_retry=3))
@@ -81,7 +81,7 @@ class GitHubApp:
             auto_retry=RETRIES,
             throttler=ContentThrottler(self.limiters.get(who) or self.limiters.setdefault(who, self.new_limiter())),
             http_cache=False,
-            event_hooks={"request": [self._count], "response": [usage.hook(who)]},  # usage: metrics (SPEC W6)
+            event_hooks={"request": [self._count], "response": [whole_seconds, usage.hook(who)]},  # usage: SPEC W6
         )
 
     def _count(self, request: httpx.Request) -> None:

@@ -38,8 +38,15 @@ NEXT_STEP = {
 }
 
 
-def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None, roster: Team | None = None) -> str:
-    """The comment's body; ``roster`` is the roster of the run's team (``None``: the implicit team, no roles)."""
+def render_status(
+    run: Run,
+    graph: Graph,
+    job_urls: dict[int, str] | None = None,
+    roster: Team | None = None,
+    progress_on_check: bool = True,
+) -> str:
+    """The comment's body; ``roster`` is the roster of the run's team (``None``: the implicit team, no roles);
+    ``progress_on_check``: the run's check run shows each mission (not when the installation may not write checks)."""
     urls = {**{int(k.split(":", 1)[1]): v for k, v in run.links.items() if k.startswith("job:")}, **(job_urls or {})}
     lines = [MARKER.format(run_id=run.id), f"### Interlock run `{run.id}` — {run.status.value}", ""]
     stage = "the end" if run.stage == END else f"`{run.stage}`"
@@ -63,7 +70,7 @@ def render_status(run: Run, graph: Graph, job_urls: dict[int, str] | None = None
         ]
     now = HELD_NOW if held else NEXT_STEP.get(run.status, "Nothing: the run is over.")
     lines += [f"**Now**: {now}", ""]
-    if run.status is Status.RUNNING and not held:  # the comment is not edited while the run works on
+    if run.status is Status.RUNNING and not held and progress_on_check:  # not edited while the run works on
         lines += [PROGRESS, ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
     if run.missions:

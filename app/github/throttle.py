@@ -19,12 +19,14 @@ Two things here, both bounded by ``MAX_WAIT_S`` so that a webhook delivery ends 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -82,14 +84,16 @@ class ContentLimiter:
         self.lock = threading.Lock()
 
     def acquire(self) -> None:
-        """Take a place in the window, waiting up to ``max_wait_s`` for one; ``ContentQuotaFull`` otherwise."""
+        """Take a place in the window, waiting up to ``max_wait_s`` in all for one (the wait for the lock, behind a
+        request that sleeps for its own place, included); ``ContentQuotaFull`` otherwise."""
+        began = time.monotonic()
         if not self.lock.acquire(timeout=self.max_wait_s):
             raise ContentQuotaFull(self.max_wait_s)
         try:
             now = self._drop_old(self.clock())
             if len(self.sent) >= self.per_minute:
                 wait = self.sent[0] + WINDOW_S - now
-                if wait > self.max_wait_s:
+                if wait > self.max_wait_s - (time.monotonic() - began):
                     raise ContentQuotaFull(wait)
                 self.sleep(wait)
                 now = self._drop_old(max(self.clock(), self.sent[0] + WINDOW_S))
@@ -136,4 +140,48 @@ class BoundedRateLimitRetry:
         wait = exc.retry_after if exc.retry_after is not None else timedelta(seconds=WINDOW_S)
         if wait.total_seconds() > self.max_wait_s:
             return RetryOption(False)  # the call fails now; the delivery's redelivery tries again later
-        return RetryOption(True, wait)
+        # githubkit sleeps 60 s for a zero wait (it tests the timedelta's truth) and fails on a negative one: a
+        # ``retry-after: 0``, a negative one or a reset already past is retried at once
+        return RetryOption(True, max(wait, _AT_ONCE))
+
+
+_AT_ONCE = timedelta(microseconds=1)
+
+
+def whole_seconds(response: httpx.Response) -> None:
+    """An httpx response hook: a rate-limit answer's ``retry-after`` as whole seconds, for githubkit reads it with
+    ``int()`` and raised ``ValueError`` out of the call on anything else (a traceback and a 500, not a failed
+    delivery). An HTTP-date or a fraction becomes the seconds it means; a value that means nothing is dropped, as is
+    an ``x-ratelimit-reset`` that is no number: githubkit then waits its minute, so the call fails cleanly."""
+    if response.status_code not in (403, 429):
+        return
+    after = response.headers.get("retry-after")
+    if after is not None and not _whole(after):
+        seconds = _seconds(after)
+        if seconds is None:
+            del response.headers["retry-after"]
+        else:
+            response.headers["retry-after"] = str(seconds)
+    reset = response.headers.get("x-ratelimit-reset")
+    if reset is not None and not _whole(reset):
+        del response.headers["x-ratelimit-reset"]
+
+
+def _whole(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _seconds(text: str) -> int | None:
+    """The whole seconds (at least 0) a ``retry-after`` of a fraction or an HTTP-date means; ``None`` if neither."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            value = (parsedate_to_datetime(text) - datetime.now(UTC)).total_seconds()
+        except (TypeError, ValueError):
+            return None
+    return max(math.ceil(value), 0) if math.isfinite(value) else None

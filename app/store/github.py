@@ -63,6 +63,10 @@ class GitHubStore:
         self.branch_of = branch_of  # run id -> its run branch, whose head each load reads too (no call of its own)
         self.run_heads: dict[str, str | None] = {}  # run id -> its run branch's head, as last read with the record
         self.before: dict[str, Run] = {}  # run id -> the record as last read: what a transition started from
+        # run id -> the version first read, while every version read since is one this store saved (else None):
+        # what another process may have shown of the run before this store (app/webhooks/check_run.py)
+        self.read_from: dict[str, int | None] = {}
+        self.saved: dict[str, int] = {}  # run id -> the version this store saved last
         self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit
 
     def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
@@ -86,6 +90,10 @@ class GitHubStore:
             reason = f"not a run record ({exc.error_count()} problem(s): {first_problem(exc)})"
             raise StateFileUnreadable(paths[0], reason, snapshot.head) from None
         self.before[run_id] = run
+        if run_id not in self.read_from:
+            self.read_from[run_id] = run.version
+        elif self.saved.get(run_id) != run.version:
+            self.read_from[run_id] = None  # another writer saved since this store first read the run
         return run
 
     def find(self, run_id: str) -> Run | None:
@@ -108,6 +116,7 @@ class GitHubStore:
             latest = self.find(run.id)
             raise VersionConflict(run.id, expected, latest.version if latest else None) from None
         self.heads[run.id] = commit
+        self.saved[run.id] = run.version
         if self.board:
             self.boards_read[run.id] = board[BOARD_INDEX_PATH].decode("utf-8")
             self.board_changes[run.id] = (self.board_changes.get(run.id, (before, after))[0], after)

@@ -43,11 +43,13 @@ KNOWN_RUNS = 1024  # runs whose check this process remembers
 
 @dataclass(frozen=True)
 class KnownCheck:
-    """A check run as this process last made or updated it: its id, its commit and the fields it shows."""
+    """A check run as this process last made or updated it: its id, its commit, the fields it shows and the run's
+    version it shows (another replica's transition since then may have changed the check: it is read again)."""
 
     id: int
     head: str
     shown: dict[str, Any]
+    version: int = -1
 
 
 KNOWN: WeakKeyDictionary[GitHubApp, OrderedDict[tuple[str, str], KnownCheck]] = WeakKeyDictionary()
@@ -75,16 +77,19 @@ class GitHubRuns(Protocol):
     store: GitHubStore
 
 
-def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True) -> None:
+def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True) -> bool:
     """The run's check on its branch's head as the record has it now; no call beyond the read when it shows
     that already. ``remembered``: the check this process remembers may be used (not on a redelivery, which reads
-    what GitHub shows, since what failed may be the check's update)."""
+    what GitHub shows, since what failed may be the check's update). ``False`` when the installation may not
+    write checks: the status comment is then the run's only status, edited at every transition as before."""
     try:
         _show(runs, run, graph, remembered)
     except GitHubError as exc:
         if exc.status != 403:
             raise  # the delivery fails, and its redelivery shows the check (``GitHubRuns.reconcile``)
         log.warning("no check run for %s: the installation may not write checks (%s)", run.id, exc)
+        return False
+    return True
 
 
 def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
@@ -103,7 +108,7 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
     if ours is not None and not (view.status == "in_progress" and ours.get("status") == "completed"):
         if not view.shown_by(ours):
             update_check(runs.api, runs.repo, int(ours["id"]), view)
-        remember(runs, run.id, KnownCheck(int(ours["id"]), str(ours.get("head_sha") or ""), view.fields()))
+        remember(runs, run.id, KnownCheck(int(ours["id"]), str(ours.get("head_sha") or ""), view.fields(), run.version))
         return
     head: str | None
     left: list[int] = []
@@ -113,7 +118,8 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
         head, left = branch_checks(runs.api, runs.repo, run.branch, run.id)
     if head is None:
         return
-    remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
+    made = create_check(runs.api, runs.repo, head, run.id, view)
+    remember(runs, run.id, KnownCheck(made, head, view.fields(), run.version))
     for check_id in left:
         update_check(runs.api, runs.repo, check_id, moved_on(view, head))
 
@@ -126,16 +132,19 @@ def _show_known(runs: GitHubRuns, run: Run, view: CheckView) -> bool:
     branch_of = runs.store.branch_of
     if known is None or head is None or branch_of is None or branch_of(run.id) != run.branch:
         return False
+    if runs.store.read_from.get(run.id) != known.version:
+        return False  # a transition this process did not show came between: another replica's, its check unknown
     if head != known.head:  # a mission's commits moved the head: the check goes on there, no read needed
-        moved = KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields())
+        moved = KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields(), run.version)
         remember(runs, run.id, moved)
         if known.shown.get("status") != "completed":  # the one left in progress says where the run went
             update_check(runs.api, runs.repo, known.id, moved_on(view, head))
         return True
+    check_id = known.id
     if view.status == "in_progress" and known.shown.get("status") == "completed":
         # a new check shows the run working again (the newest of a name is the one shown), on the head it knows
-        remember(runs, run.id, KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields()))
+        check_id = create_check(runs.api, runs.repo, head, run.id, view)
     elif not view.shown_by(known.shown):
         update_check(runs.api, runs.repo, known.id, view)
-        remember(runs, run.id, KnownCheck(known.id, head, view.fields()))
+    remember(runs, run.id, KnownCheck(check_id, head, view.fields(), run.version))
     return True

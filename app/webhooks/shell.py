@@ -394,11 +394,11 @@ class GitHubRuns:
     ) -> None:
         """The check run (SPEC W5), then the status comment when what a person must do changed since ``before``
         (``app/webhooks/status_update.py``); on a redelivery, only if what it shows changed."""
-        show_check(self, run, graph, remembered=seen is None)
+        checked = show_check(self, run, graph, remembered=seen is None)  # False: no check, the comment shows all
         comment = run.links.get("status_comment")
-        if not comment or (seen is None and not needs_comment(before, run)):
+        if not comment or (seen is None and checked and not needs_comment(before, run)):
             return
-        body = render_status(run, graph, jobs, self._roster(run))
+        body = render_status(run, graph, jobs, self._roster(run), progress_on_check=checked)
         if seen is not None and seen.comment_body(int(comment)) == self.api.shown(body):
             return
         self.api.edit_comment(self.repo, int(comment), body)

@@ -85,3 +85,18 @@ def test_a_head_moved_by_the_missions_commits_gets_the_check_without_a_read(worl
     assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
     left = world.fake.check_runs[old.id]
     assert left["conclusion"] == "neutral" and left["output"]["title"] == f"moved to {head[:7]}"
+
+
+def test_without_the_checks_permission_the_comment_still_shows_each_transition(world: World) -> None:
+    # README: "An installation that has not granted the Checks permission gets no check run and runs as before":
+    # before issue 16 the status comment showed every transition (SPEC GH4); it is the only status such a run has
+    world.fake.fail("GET", "/check-runs", 403, times=1000)
+    world.fake.fail("POST", "/check-runs", 403, times=1000)
+    issue = at_next_mission(world)
+    assert world.fake.checks_of(f"issue-{issue}") == []
+    comment = int(world.run(issue).links["status_comment"])
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    assert world.run(issue).stage == "build"
+    body = world.fake.comments[comment]["body"]
+    assert PROGRESS not in body  # no check run shows the progress
+    assert "**stage** `build`" in body  # the comment shows where the run is now

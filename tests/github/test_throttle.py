@@ -4,6 +4,8 @@ on 403/429 answers (issue 16). Clocks are injected: no test sleeps."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import replace
 from datetime import timedelta
 
@@ -130,3 +132,85 @@ def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
         "GitHub's redelivery or `interlock redeliver` carries it out later."
     ) in text
     assert (CONTENT_PER_MINUTE, MAX_WAIT_S) == (80, 5.0)
+
+
+@pytest.mark.parametrize(
+    "headers", [{"retry-after": "0"}, {"retry-after": "-5"}, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1"}]
+)
+def test_a_zero_negative_or_past_wait_is_retried_at_once_not_after_a_minute_nor_with_a_crash(
+    settings: ServiceSettings, headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # githubkit sleeps 60 s when the wait is a zero timedelta (falsy) and time.sleep(-5) raises ValueError: a
+    # delivery would outlive its deadline, or fail with a traceback instead of being retried (issue 16, item 1)
+    import githubkit.core
+
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        slept.append(seconds)
+
+    monkeypatch.setattr(githubkit.core.time, "sleep", sleep)
+    fake = FakeGitHub()
+    api = app_for(fake, settings).installation(42)
+    fake.fail("POST", "/issues/1/comments", 429, headers=headers)
+    api.comment(REPO, 1, "y")
+    assert len(fake.calls("POST")) == 2 and len(fake.comments) == 1  # retried once
+    assert len(slept) == 1 and 0 <= slept[0] <= MAX_WAIT_S
+
+
+@pytest.mark.parametrize(
+    ("headers", "retried"),
+    [
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, True),  # an HTTP-date (RFC 9110) already past
+        ({"retry-after": "soon"}, False),  # not a number: as without the header, GitHub's minute
+        ({"retry-after": "1.5"}, True),
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "tomorrow"}, False),
+    ],
+)
+def test_a_retry_after_that_is_not_whole_seconds_fails_the_call_cleanly_or_is_waited_for(
+    settings: ServiceSettings, headers: dict[str, str], retried: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # githubkit reads the header with int(): anything else raised ValueError out of the call (a traceback and a 500
+    # instead of GitHubError, which the service answers as a failed delivery its redelivery carries out)
+    import githubkit.core
+
+    slept: list[float] = []
+    monkeypatch.setattr(githubkit.core.time, "sleep", slept.append)
+    fake = FakeGitHub()
+    api = app_for(fake, settings).installation(42)
+    fake.fail("POST", "/issues/1/comments", 403, headers=headers)
+    if retried:
+        api.comment(REPO, 1, "y")
+        assert len(fake.calls("POST")) == 2 and len(slept) == 1 and 0 <= slept[0] <= MAX_WAIT_S
+    else:
+        with pytest.raises(GitHubError, match="403"):
+            api.comment(REPO, 1, "y")
+        assert len(fake.calls("POST")) == 1 and slept == []
+
+
+def test_a_request_never_waits_longer_than_the_bound_in_all_even_behind_another_waiting_request() -> None:
+    # the wait for the lock (another request sleeping for its place) and the wait for a place are one bound: two
+    # waits of up to 5 s each would be 10 s, past the service's 8 s deadline (issue 16)
+    bound = 0.3
+    limiter = ContentLimiter(per_minute=2, max_wait_s=bound)
+    start = time.monotonic()
+    limiter.sent.extend([start - 60 + 0.25, start - 60 + 0.5])  # places free in 0.25 s and in 0.5 s
+    waited: dict[str, float | str] = {}
+
+    def ask(name: str) -> None:
+        began = time.monotonic()
+        try:
+            limiter.acquire()
+            waited[name] = time.monotonic() - began
+        except ContentQuotaFull:
+            waited[name] = "full"
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    time.sleep(0.02)  # the first holds the limiter while it sleeps for its place
+    ask("second")
+    first.join()
+    assert isinstance(waited["first"], float) and waited["first"] <= bound
+    assert waited["second"] == "full" or waited["second"] <= bound + 0.05, waited

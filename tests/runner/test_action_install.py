@@ -18,7 +18,7 @@ from pathlib import Path
 from app.cli_extras import INSTALL_SERVICE
 from tests.core_install import project
 from tests.helpers import ROOT
-from tests.runner.test_action import ACTION, load, step_script
+from tests.runner.test_action import ACTION, WORK_STEP, load, step_script
 
 KEY_STEP, CACHE_STEP, UV_CACHE_STEP, INSTALL_STEP = (
     "Version of Interlock's environment",
@@ -99,7 +99,8 @@ def test_the_cache_key_is_the_actions_version_python_and_runner(tmp_path: Path) 
     steps = [step.get("name") for step in load(ACTION)["runs"]["steps"]]
     assert steps.index(KEY_STEP) < steps.index(CACHE_STEP) < steps.index(UV_CACHE_STEP) < steps.index(INSTALL_STEP)
     cache = step_script(CACHE_STEP)
-    assert cache["uses"].startswith("actions/cache@") and cache["with"]["key"] == "${{ steps.interlock.outputs.key }}"
+    assert cache["uses"].startswith("actions/cache/restore@")
+    assert cache["with"]["key"] == "${{ steps.interlock.outputs.key }}"
     assert cache["with"]["path"] == "${{ runner.temp }}/interlock-venv"  # the environment the later steps run
 
 
@@ -115,7 +116,7 @@ def test_without_a_cached_environment_uv_and_its_downloads_come_from_the_newest_
     )
     assert keys["uv-key"].removeprefix(keys["uv-prefix"]) == keys["key"].split("-v1.2-")[1]  # a new one a version
     step = step_script(UV_CACHE_STEP)
-    assert step["if"] == "steps.cache.outputs.cache-hit != 'true'" and step["uses"].startswith("actions/cache@")
+    assert step["if"] == "steps.cache.outputs.cache-hit != 'true'" and step["uses"].startswith("actions/cache/restore@")
     assert step["with"]["key"] == "${{ steps.interlock.outputs.uv-key }}"
     assert step["with"]["restore-keys"] == "${{ steps.interlock.outputs.uv-prefix }}"
     assert step["with"]["path"].splitlines() == [
@@ -225,3 +226,23 @@ def test_the_readme_describes_the_install_the_action_runs() -> None:
     assert "pip installs it as before" in section and "python -m tests.bench.bench_install" in section
     assert (ROOT / "tests" / "bench" / "bench_install.py").exists()
     assert "pip install '.[service]'" in readme and "service" in project()
+
+
+def test_the_caches_are_saved_right_after_the_install_never_after_the_agent_has_run() -> None:
+    # actions/cache@ saves in a post step, at the job's end: the environment as the work job's agent left it (it
+    # runs code an issue may steer, on the same runner, with write access to RUNNER_TEMP). A poisoned `interlock`
+    # or a poisoned wheel in uv's cache would then run in every later job under that key, the deliver job too,
+    # which pushes with the App's token. Restored with actions/cache/restore, saved before the agent's step.
+    steps: list[dict[str, str | dict[str, str]]] = load(ACTION)["runs"]["steps"]
+    names = [step.get("name") for step in steps]
+    uses = [str(step.get("uses", "")) for step in steps]
+    assert not [use for use in uses if use.startswith("actions/cache@")]  # no save in a post step
+    saved = {
+        str(step["with"]["key"]): index  # type: ignore[index]
+        for index, step in enumerate(steps)
+        if str(step.get("uses", "")).startswith("actions/cache/save@")
+    }
+    assert set(saved) == {"${{ steps.interlock.outputs.key }}", "${{ steps.interlock.outputs.uv-key }}"}
+    assert all(names.index(INSTALL_STEP) < index < names.index(WORK_STEP) for index in saved.values())
+    assert uses[names.index(CACHE_STEP)].startswith("actions/cache/restore@")
+    assert uses[names.index(UV_CACHE_STEP)].startswith("actions/cache/restore@")
