@@ -94,6 +94,10 @@ def test_the_client_never_sends_the_81st_content_creating_request_of_a_minute(se
     other = app.installation(7)  # another installation has its own minute
     other.comment(REPO, 1, "elsewhere")
     assert len(fake.calls("POST")) == CONTENT_PER_MINUTE + 1
+    replica = app_for(fake, settings)  # another service process (a replica): its own count, as the README says
+    replica.limiters["42"] = ContentLimiter(clock=clock, sleep=clock.sleep)
+    replica.installation(42).comment(REPO, 1, "from the replica")
+    assert len(fake.calls("POST")) == CONTENT_PER_MINUTE + 2
 
 
 def limited(headers: dict[str, str]) -> SecondaryRateLimitExceeded:
@@ -129,7 +133,8 @@ def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
         "The service never sends more than 80 content-creating requests (REST writes and GraphQL mutations) a minute "
         "per installation, and waits for GitHub's `retry-after` on a 403 or 429 once: a request that would wait more "
         "than 5 seconds, for either, fails its delivery cleanly instead of outliving the delivery's deadline, and "
-        "GitHub's redelivery or `interlock redeliver` carries it out later."
+        "GitHub's redelivery or `interlock redeliver` carries it out later. The count is kept by each service "
+        "process: several replicas of the service behind one App each keep their own, so together they can send more."
     ) in text
     assert (CONTENT_PER_MINUTE, MAX_WAIT_S) == (80, 5.0)
 
