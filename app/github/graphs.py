@@ -4,12 +4,14 @@ only ever a name: never a path on the service's disk (SPEC GH9)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from app.engine.errors import InterlockError
 from app.engine.graph import Graph
 from app.engine.validate import validate_graph
 from app.github.client import Installation
+from app.github.config import RepoConfig
 from app.github.extends import folder_place
 from app.graphset import find_graph
 from app.inputfile import InputUnreadable, parse_json_text
@@ -33,3 +35,9 @@ def repo_graph(api: Installation, repo: str, branch: str, name: str, folders: li
         return find_graph(name, library, paths=False), [], None
     except InterlockError as exc:
         return None, [str(exc)], None
+
+
+def graph_label(labels: Sequence[str], config: RepoConfig, default: str) -> str:
+    """The graph a ``graph:<name>`` label of the issue names, else the team's default graph (SPEC GH1)."""
+    prefix = config.graph_label_prefix
+    return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), default)

@@ -17,8 +17,8 @@ from app.engine.errors import EventRejected, GateRefused, RunNotFound, VersionCo
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run, UpstreamState
 from app.github.client import GitHubApp
-from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, trigger_label_of
-from app.github.graphs import repo_graph
+from app.github.config import CONFIG_PATH, ConfigInvalid, trigger_label_of
+from app.github.graphs import graph_label, repo_graph
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
@@ -406,12 +406,6 @@ class Handlers:
 
 def issue_labels(delivery: Delivery) -> list[str]:
     return [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
-
-
-def graph_label(labels: list[str], config: RepoConfig, default: str) -> str:
-    """The graph a ``graph:<name>`` label of the issue names, else the team's default graph (SPEC GH1)."""
-    prefix = config.graph_label_prefix
-    return next((name[len(prefix) :] for name in labels if name.startswith(prefix)), default)
 
 
 def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:

@@ -17,7 +17,7 @@ from app.engine import events as ev
 from app.engine.errors import EventRejected, RunNotFound
 from app.engine.graph import Graph
 from app.engine.record import Run
-from app.github.graphs import repo_graph
+from app.github.graphs import graph_label, repo_graph
 from app.webhooks.commands import CommandError
 from app.webhooks.issue_runs import issue_runs, run_id_for
 from app.webhooks.shell import GitHubRuns
@@ -47,10 +47,9 @@ def current_graph(runs: GitHubRuns, run: Run, labels: Sequence[str] = ()) -> Gra
     teams = runs.teams()
     own = runs.team_of(run).graphsets
     folders = list(dict.fromkeys([*own, *(folder for team in teams for folder in team.graphsets)]))
-    prefix = runs.config().graph_label_prefix
-    started = next((label[len(prefix) :] for label in labels if label.startswith(prefix)), None)
+    started = graph_label(labels, runs.config(), runs.team_of(run).default_graph)
     missing: list[str] = []
-    for name in dict.fromkeys([run.graph, started or runs.team_of(run).default_graph]):
+    for name in dict.fromkeys([run.graph, started]):
         graph, errors, holder = repo_graph(runs.api, runs.repo, runs.default_branch, name, folders, runs.library)
         if graph is None and holder is None:  # no file of that name
             missing = missing or errors
@@ -87,11 +86,10 @@ def upgrade_and_resume(
     if stage is not None and not graph.has_stage(stage):  # refused before the move, so nothing changes
         why = f"the current version of graph `{run.graph}` has no stage `{stage}`"
         raise EventRejected(run.id, run.status.value, "Resume", why)
-    if graph.content_hash() != run.graph_hash:
-        moved = ev.GraphUpgraded(key=f"{key}/upgrade", at=moment, by=by, graph_hash=graph.content_hash())
-        files = runs.driver.upgrade_files(run, graph)
-        runs.apply(run.id, lambda _run: moved, files=files, graph=graph)
-    else:
+    version = graph.content_hash()
+    if version == run.graph_hash:
         why = f"the run is already on the current version of graph `{run.graph}`; `/interlock resume` resumes it"
         raise EventRejected(run.id, run.status.value, "GraphUpgraded", why)
+    moved = ev.GraphUpgraded(key=f"{key}/upgrade", at=moment, by=by, graph_hash=version)
+    runs.apply(run.id, lambda _run: moved, files=runs.driver.upgrade_files(run, graph), graph=graph)
     return runs.apply(run.id, resume)
