@@ -221,9 +221,18 @@ def moved_on(view: CheckView, head: str) -> CheckView:
     return CheckView("neutral", f"moved to {head[:7]}", summary, view.details_url, ())
 
 
-def create_check(api: Installation, repo: str, head: str, external_id: str, view: CheckView) -> int:
+@dataclass(frozen=True)
+class MadeCheck:
+    """A check run as GitHub made it: its REST id, and its node id, which GraphQL names it by (``""`` unknown)."""
+
+    id: int
+    node: str
+
+
+def create_check(api: Installation, repo: str, head: str, external_id: str, view: CheckView) -> MadeCheck:
     body = {"name": CHECK_NAME, "head_sha": head, "external_id": external_id, **view.fields()}
-    return int(api.call("POST", f"/repos/{repo}/check-runs", json=body)["id"])
+    made = api.call("POST", f"/repos/{repo}/check-runs", json=body)
+    return MadeCheck(int(made["id"]), str(made.get("node_id") or ""))
 
 
 def update_check(api: Installation, repo: str, check_id: int, view: CheckView) -> None:

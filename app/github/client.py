@@ -369,7 +369,7 @@ class Installation:
         others = "".join(f" h{i}: ref(qualifiedName: $h{i}) {{ target {{ oid }} }}" for i in range(len(heads)))
         query = (
             f"query InterlockSnapshot($owner: String!, $name: String!, $ref: String!{params}) {{ "
-            f"repository(owner: $owner, name: $name) {{ ref(qualifiedName: $ref) {{ target {{ "
+            f"repository(owner: $owner, name: $name) {{ id ref(qualifiedName: $ref) {{ target {{ "
             f"... on Commit {{ oid tree {{ oid }} {files} }} }} }}{others} }} }}"
         )
         variables = {
@@ -397,7 +397,8 @@ class Installation:
             name: ((data["repository"].get(f"h{i}") or {}).get("target") or {}).get("oid")
             for i, name in enumerate(heads)
         }
-        return Snapshot(head=target["oid"], tree=target["tree"]["oid"], files=texts, heads=found)
+        node = data["repository"].get("id")
+        return Snapshot(target["oid"], target["tree"]["oid"], texts, found, str(node) if node else None)
 
 
 def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -415,6 +416,7 @@ class Snapshot:
     tree: str
     files: dict[str, str | None]
     heads: dict[str, str | None] = field(default_factory=dict)
+    repository_id: str | None = None  # the repository's node id, which GraphQL's check mutations name it by
 
 
 def _int_or_none(value: Any) -> int | None:

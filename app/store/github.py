@@ -62,6 +62,7 @@ class GitHubStore:
         self.heads: dict[str, str] = {}  # run id -> the state head its record was read from
         self.branch_of = branch_of  # run id -> its run branch, whose head each load reads too (no call of its own)
         self.run_heads: dict[str, str | None] = {}  # run id -> its run branch's head, as last read with the record
+        self.repository_id: str | None = None  # the repository's node id, read with every record
         self.before: dict[str, Run] = {}  # run id -> the record as last read: what a transition started from
         # run id -> the version first read, while every version read since is one this store saved (else None):
         # what another process may have shown of the run before this store (app/webhooks/check_run.py)
@@ -78,6 +79,7 @@ class GitHubStore:
         if snapshot is None or record is None:
             raise RunNotFound(run_id, f"{self.branch} of {self.repo}")
         self.heads[run_id] = snapshot.head
+        self.repository_id = snapshot.repository_id or self.repository_id
         self.boards_read[run_id] = snapshot.files.get(BOARD_INDEX_PATH)
         for name in branches:
             self.run_heads[run_id] = snapshot.heads.get(name)

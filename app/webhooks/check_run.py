@@ -11,7 +11,8 @@ The check carries the run's progress at every transition, so it is the one statu
 makes (issue 16): the check run this process made or found last for a run is remembered (``KNOWN``: its id, the
 commit it is on, what it shows), and the run branch's head is read with the record in the same call
 (``GitHubStore.run_heads``), so while the head has not moved the update is one PATCH and no read, and when a
-mission's commits moved it, a new check there and the old one marked as moved on, no read either. Anything else —
+mission's commits moved it, a new check there and the old one marked as moved on, in one GraphQL request
+(``app/github/check_move.py``) and no read either. Anything else —
 another process, a redelivery, a check deleted — takes the reads above.
 """
 
@@ -25,8 +26,10 @@ from weakref import WeakKeyDictionary
 
 from app.engine.graph import Graph
 from app.engine.record import Run
+from app.github.check_move import move_check
 from app.github.checks import (
     CheckView,
+    MadeCheck,
     branch_checks,
     check_view,
     checks_at_head,
@@ -50,6 +53,7 @@ class KnownCheck:
     head: str
     shown: dict[str, Any]
     version: int = -1
+    node: str = ""  # its node id, which GraphQL names it by ("": unknown)
 
 
 KNOWN: WeakKeyDictionary[GitHubApp, OrderedDict[tuple[str, str], KnownCheck]] = WeakKeyDictionary()
@@ -108,7 +112,8 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
     if ours is not None and not (view.status == "in_progress" and ours.get("status") == "completed"):
         if not view.shown_by(ours):
             update_check(runs.api, runs.repo, int(ours["id"]), view)
-        remember(runs, run.id, KnownCheck(int(ours["id"]), str(ours.get("head_sha") or ""), view.fields(), run.version))
+        head_sha, node = str(ours.get("head_sha") or ""), str(ours.get("node_id") or "")
+        remember(runs, run.id, KnownCheck(int(ours["id"]), head_sha, view.fields(), run.version, node))
         return
     head: str | None
     left: list[int] = []
@@ -119,7 +124,7 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
     if head is None:
         return
     made = create_check(runs.api, runs.repo, head, run.id, view)
-    remember(runs, run.id, KnownCheck(made, head, view.fields(), run.version))
+    remember(runs, run.id, KnownCheck(made.id, head, view.fields(), run.version, made.node))
     for check_id in left:
         update_check(runs.api, runs.repo, check_id, moved_on(view, head))
 
@@ -135,16 +140,28 @@ def _show_known(runs: GitHubRuns, run: Run, view: CheckView) -> bool:
     if runs.store.read_from.get(run.id) != known.version:
         return False  # a transition this process did not show came between: another replica's, its check unknown
     if head != known.head:  # a mission's commits moved the head: the check goes on there, no read needed
-        moved = KnownCheck(create_check(runs.api, runs.repo, head, run.id, view), head, view.fields(), run.version)
-        remember(runs, run.id, moved)
-        if known.shown.get("status") != "completed":  # the one left in progress says where the run went
-            update_check(runs.api, runs.repo, known.id, moved_on(view, head))
+        remember(runs, run.id, _moved(runs, run, view, known, head))
         return True
-    check_id = known.id
+    kept = MadeCheck(known.id, known.node)
     if view.status == "in_progress" and known.shown.get("status") == "completed":
         # a new check shows the run working again (the newest of a name is the one shown), on the head it knows
-        check_id = create_check(runs.api, runs.repo, head, run.id, view)
+        kept = create_check(runs.api, runs.repo, head, run.id, view)
     elif not view.shown_by(known.shown):
         update_check(runs.api, runs.repo, known.id, view)
-    remember(runs, run.id, KnownCheck(check_id, head, view.fields(), run.version))
+    remember(runs, run.id, KnownCheck(kept.id, head, view.fields(), run.version, kept.node))
     return True
+
+
+def _moved(runs: GitHubRuns, run: Run, view: CheckView, known: KnownCheck, head: str) -> KnownCheck:
+    """The check made on the new ``head``; the one left in progress on the earlier commit marked as moved on, in
+    the same request when GraphQL can name both (``app/github/check_move.py``), else by a second one."""
+    left = moved_on(view, head)
+    repository = runs.store.repository_id
+    if known.shown.get("status") == "completed":  # a completed check says nothing wrong where it is
+        made = create_check(runs.api, runs.repo, head, run.id, view)
+    elif repository and known.node:
+        made = move_check(runs.api, repository, head, run.id, view, known.node, left)
+    else:
+        made = create_check(runs.api, runs.repo, head, run.id, view)
+        update_check(runs.api, runs.repo, known.id, left)
+    return KnownCheck(made.id, head, view.fields(), run.version, made.node)

@@ -138,6 +138,12 @@ def main() -> int:
             + "; ".join(f"{n:,} under {what}" for what, n in limits)
             + f"; the limit that binds: {limits[0][0]}"
         )
+        if any(kind(call) == "POST createCheckRun" for call in calls):
+            print(
+                f"  {', '.join(kind(call) for call in calls)}: createCheckRun carries updateCheckRun in the same "
+                "request; GitHub's rule counts requests, and counted by mutation this would be "
+                f"{content + 1} content-creating"
+            )
     return 0
 
 

@@ -86,6 +86,7 @@ class FakeGitHub:
             ("GET", re.compile(r"/user/installations/(\d+)/repositories"), self._user_repositories),
         ]
         self.check_runs: dict[int, dict[str, Any]] = {}  # every check run made, by id: its head, status, output
+        self.checks_made = 0
         self.pinned: list[tuple[str, int]] = []  # (repo, issue) pinned with GraphQL's pinIssue
         self.pin_refusal: str | None = None  # what pinIssue answers as its error, e.g. three issues pinned already
         # github.com's own pages of the OAuth web flow: not REST, so outside the OpenAPI check (``web_routes``)
@@ -467,6 +468,8 @@ class FakeGitHub:
             return self._pin(body["variables"]["id"])
         if "createCommitOnBranch" in body.get("query", ""):
             return self._commit_on_branch(body["variables"]["input"])
+        if "InterlockMoveCheck" in body.get("query", ""):
+            return self._move_check(body["variables"])
         return httpx.Response(200, json={"errors": [{"message": "unsupported query"}]})
 
     def _commit_on_branch(self, given: dict[str, Any]) -> httpx.Response:
@@ -500,6 +503,43 @@ class FakeGitHub:
             )
         return httpx.Response(200, json={"data": {"createCommitOnBranch": {"commit": {"oid": commit}}}})
 
+    def _move_check(self, variables: dict[str, Any]) -> httpx.Response:
+        """GraphQL's ``createCheckRun`` then ``updateCheckRun`` in one request, as GitHub runs them: in order, each
+        answered on its own (a failed one is ``null`` with its error, the other still done). Inputs are checked
+        against GitHub's schema: a field the input type lacks, or an enum value it lacks, refuses the request."""
+        if problem := graphql_input_problem(variables):
+            return httpx.Response(200, json={"errors": [{"message": problem}]})
+        data: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+        for alias, answer in (("made", self._graphql_create_check), ("left", self._graphql_update_check)):
+            result = answer(variables[alias])
+            if isinstance(result, str):
+                data[alias] = None
+                errors.append({"type": "UNPROCESSABLE", "path": [alias], "message": result})
+            else:
+                data[alias] = {"checkRun": {"databaseId": result, "id": f"CR_{result}"}}
+        return httpx.Response(200, json={"data": data, **({"errors": errors} if errors else {})})
+
+    def _graphql_create_check(self, given: dict[str, Any]) -> int | str:
+        repo = self.repo_of_node(given["repositoryId"])
+        if repo is None:
+            return f"Could not resolve to a node with the global id of '{given['repositoryId']}'"
+        body = {"name": given["name"], "head_sha": given["headSha"], "external_id": given.get("externalId")}
+        answer = self._create_check(httpx.Request("POST", "/"), body | rest_check_fields(given), repo)
+        return int(answer.json()["id"]) if answer.status_code == 201 else str(answer.json())
+
+    def _graphql_update_check(self, given: dict[str, Any]) -> int | str:
+        repo, node = self.repo_of_node(given["repositoryId"]), str(given["checkRunId"])
+        if repo is None or not node.startswith("CR_") or not node[3:].isdigit():
+            return f"Could not resolve to a node with the global id of '{node}'"
+        answer = self._update_check(httpx.Request("PATCH", "/"), rest_check_fields(given), repo, node[3:])
+        return int(node[3:]) if answer.status_code == 200 else str(answer.json())
+
+    def repo_of_node(self, node: str) -> str | None:
+        """The repository a node id names (``repo_node``), if the fake has seen it."""
+        known = {repo_node(repo): repo for repo, _ in self.refs}
+        return known.get(node)
+
     def _swap_ref(self, repo: str, branch: str, new: str, old: str) -> bool:
         """Move the branch to ``new`` if it is still at ``old``."""
         if self.refs.get((repo, branch)) != old:
@@ -528,7 +568,7 @@ class FakeGitHub:
             if name.startswith("p") and name[1:].isdigit():
                 text = self.trees[tree].get(path)
                 target[f"f{name[1:]}"] = None if text is None else {"object": {"text": text, "isTruncated": False}}
-        found: dict[str, Any] = {"ref": {"target": target}}
+        found: dict[str, Any] = {"id": repo_node(repo), "ref": {"target": target}}
         for name, ref in variables.items():  # other branches' heads read in the same call
             if name.startswith("h") and name[1:].isdigit():
                 other = self.refs.get((repo, ref.removeprefix("refs/heads/")))
@@ -667,7 +707,8 @@ class FakeGitHub:
             return httpx.Response(422, json={"message": "No commit found for SHA: " + body["head_sha"]})
         if problem := check_problem(body):
             return httpx.Response(422, json={"message": "Validation Failed", "errors": [problem]})
-        check_id = 9000 + len(self.check_runs)
+        check_id = 9000 + self.checks_made  # GitHub never gives a deleted check's id to another
+        self.checks_made += 1
         self.check_runs[check_id] = {"id": check_id, "repo": repo, "conclusion": None, **body}
         return httpx.Response(201, json=self._check_json(check_id))
 
@@ -724,7 +765,8 @@ class FakeGitHub:
     def _check_json(self, check_id: int) -> dict[str, Any]:
         check = self.check_runs[check_id]
         fields = ("id", "name", "head_sha", "external_id", "status", "conclusion", "details_url", "output")
-        return {key: check.get(key) for key in fields} | {"app": {"id": 12345, "slug": self.app_slug}}
+        found = {key: check.get(key) for key in fields} | {"node_id": f"CR_{check_id}"}
+        return found | {"app": {"id": 12345, "slug": self.app_slug}}
 
     def checks_of(self, run_id: str) -> list[dict[str, Any]]:
         """The check runs Interlock made for a run, oldest first."""
@@ -785,11 +827,99 @@ def mutation_of(request: httpx.Request) -> str:
     if not request.url.path.endswith("/graphql") or not request.content:
         return ""
     body = json.loads(request.content)
-    found = re.search(r"mutation[^{]*\{\s*(\w+)", body.get("query", ""))
+    found = re.search(r"mutation[^{]*\{\s*(?:\w+\s*:\s*)?(\w+)", body.get("query", ""))  # past an alias
     if not found:
         return ""
     given = ((body.get("variables") or {}).get("input") or {}).get("branch") or {}
     return f"#{found.group(1)}" + (f"@{given['repositoryNameWithOwner']}" if "repositoryNameWithOwner" in given else "")
+
+
+def repo_node(repo: str) -> str:
+    """The node id the fake gives a repository (GitHub's are opaque strings such as ``R_kgDOABCD``)."""
+    return "R_" + base64.b64encode(repo.encode()).decode().rstrip("=")
+
+
+# The fields of GitHub's GraphQL input types the fake takes, as octokit/graphql-schema (MIT) gives them.
+CHECK_INPUTS = {
+    "CreateCheckRunInput": {
+        "actions",
+        "clientMutationId",
+        "completedAt",
+        "conclusion",
+        "detailsUrl",
+        "externalId",
+        "headSha",
+        "name",
+        "output",
+        "repositoryId",
+        "startedAt",
+        "status",
+    },
+    "UpdateCheckRunInput": {
+        "actions",
+        "checkRunId",
+        "clientMutationId",
+        "completedAt",
+        "conclusion",
+        "detailsUrl",
+        "externalId",
+        "name",
+        "output",
+        "repositoryId",
+        "startedAt",
+        "status",
+    },
+}
+REQUIRED_INPUTS = {
+    "CreateCheckRunInput": {"headSha", "name", "repositoryId"},
+    "UpdateCheckRunInput": {"checkRunId", "repositoryId"},
+}
+CHECK_STATUS = {"COMPLETED", "IN_PROGRESS", "PENDING", "QUEUED", "REQUESTED", "WAITING"}  # RequestableCheckStatusState
+CHECK_CONCLUSION = {
+    "ACTION_REQUIRED",
+    "CANCELLED",
+    "FAILURE",
+    "NEUTRAL",
+    "SKIPPED",
+    "STALE",
+    "STARTUP_FAILURE",
+    "SUCCESS",
+    "TIMED_OUT",
+}  # CheckConclusionState
+OUTPUT_FIELDS, ACTION_FIELDS = (
+    {"annotations", "images", "summary", "text", "title"},
+    {"description", "identifier", "label"},
+)
+
+
+def graphql_input_problem(variables: dict[str, Any]) -> str | None:
+    """What GitHub's schema refuses in the move's two inputs, in the words of its error, or ``None``."""
+    for name, kind in (("made", "CreateCheckRunInput"), ("left", "UpdateCheckRunInput")):
+        given = variables.get(name) or {}
+        unknown = set(given) - CHECK_INPUTS[kind]
+        unknown |= {f"output.{key}" for key in set(given.get("output") or {}) - OUTPUT_FIELDS}
+        unknown |= {f"actions.{key}" for action in given.get("actions") or [] for key in set(action) - ACTION_FIELDS}
+        missing = REQUIRED_INPUTS[kind] - set(given)
+        bad_enum = (given.get("status") not in CHECK_STATUS | {None}) or (
+            given.get("conclusion") not in CHECK_CONCLUSION | {None}
+        )
+        if unknown or missing or bad_enum or ("output" in given and not {"title", "summary"} <= set(given["output"])):
+            what = sorted(unknown) or sorted(missing) or ["status or conclusion"]
+            return f"Variable ${name} of type {kind}! was provided invalid value for {', '.join(what)}"
+    return None
+
+
+def rest_check_fields(given: dict[str, Any]) -> dict[str, Any]:
+    """A GraphQL check input's fields as the REST body names them (the fake keeps checks as REST shows them)."""
+    fields: dict[str, Any] = {"status": str(given.get("status", "QUEUED")).lower()}
+    if given.get("conclusion"):
+        fields["conclusion"] = str(given["conclusion"]).lower()
+    if "detailsUrl" in given:
+        fields["details_url"] = given["detailsUrl"]
+    for key in ("output", "actions"):
+        if key in given:
+            fields[key] = given[key]
+    return fields
 
 
 def graphql_error(kind: str, message: str) -> httpx.Response:

@@ -4,13 +4,19 @@ the pinned board issue are edited only when what a person must do changes (SPEC 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from app.engine.record import Status
+from app.github.check_move import move_check
+from app.github.checks import check_view, moved_on
 from app.github.status import PROGRESS
+from app.store.github import GitHubStore
 from app.webhooks.check_run import known_checks
 from app.webhooks.settings import ServiceSettings
+from tests.github.fake_github import graphql_input_problem, mutation_of, repo_node
 from tests.github.test_flows import REPO, World
 
 
@@ -79,12 +85,82 @@ def test_a_head_moved_by_the_missions_commits_gets_the_check_without_a_read(worl
     before = len(world.fake.calls())
     world.job_done(issue, 2, "review", "VERDICT: FAIL")
     calls = world.fake.calls()[before:]
-    assert [call.split(" ")[0] for call in calls if "check-runs" in call] == ["POST", "PATCH"]
-    assert len(calls) == 5  # the record's read, the state branch's commit, the dispatch, the two check calls
+    # the record's read, the state branch's commit, the dispatch, and one request making the new check and marking
+    # the old one (GraphQL's createCheckRun and updateCheckRun together): 3 content-creating requests, not 4
+    assert len(calls) == 4 and not [call for call in calls if "check-runs" in call]
+    (move,) = [r for r in world.fake.requests[-4:] if b"InterlockMoveCheck" in r.content]
+    assert mutation_of(move) == "#createCheckRun"
     newest = world.fake.checks_of(f"issue-{issue}")[-1]
     assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
     left = world.fake.check_runs[old.id]
     assert left["conclusion"] == "neutral" and left["output"]["title"] == f"moved to {head[:7]}"
+
+
+def moved_head(world: World) -> tuple[int, str]:
+    """A run working on its second mission whose job pushed a commit: the run branch's head moved."""
+    issue = at_next_mission(world)
+    world.fake.commit_file(REPO, f"interlock/issue-{issue}", "review.md", "findings\n")
+    return issue, world.fake.refs[(REPO, f"interlock/issue-{issue}")]
+
+
+def test_a_check_deleted_before_it_is_marked_moved_on_loses_nothing(world: World) -> None:
+    # SPEC W5: GitHub answers each mutation of the request on its own; the old check's update fails (it is gone),
+    # the new one is made on the head all the same, and the delivery succeeds without another call
+    issue, head = moved_head(world)
+    (old,) = [check for (repo, _), check in known_checks(world.runs()).items() if repo == REPO]
+    del world.fake.check_runs[old.id]
+    before = len(world.fake.calls())
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    assert len(world.fake.calls()) - before == 4
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and newest["status"] == "in_progress" and "at build" in newest["output"]["title"]
+    assert known_checks(world.runs())[(REPO, f"issue-{issue}")].node == f"CR_{newest['id']}"  # the next one is known
+
+
+def test_a_refused_move_falls_back_to_reading_and_still_shows_the_check(world: World, monkeypatch: Any) -> None:
+    # GitHub refuses the new check in its GraphQL answer (here: a repository id it cannot resolve): the checks are
+    # read and the check made on the head the plain way; the delivery does not fail
+    issue, head = moved_head(world)
+    real = GitHubStore.load
+
+    def unresolvable(store: GitHubStore, run_id: str, also: tuple[str, ...] = ()) -> Any:
+        loaded = real(store, run_id, also)
+        store.repository_id = "R_gone"
+        return loaded
+
+    monkeypatch.setattr(GitHubStore, "load", unresolvable)
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    assert any(b"InterlockMoveCheck" in r.content for r in world.fake.requests[-8:])
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
+    assert world.run(issue).stage == "build"
+
+
+@pytest.mark.parametrize("status", list(Status))
+def test_the_move_sends_only_what_githubs_schema_takes_at_every_status(world: World, status: Status) -> None:
+    # the fake refuses an input field or enum value GitHub's GraphQL schema lacks (octokit/graphql-schema):
+    # every status's check (conclusion, buttons) goes through in one request, the old one marked moved on
+    issue, head = moved_head(world)
+    (old,) = [check for (repo, _), check in known_checks(world.runs()).items() if repo == REPO]
+    run = world.run(issue)
+    runs = world.runs()
+    view = check_view(replace(run, status=status), runs.graph_of(run), REPO, str)
+    made = move_check(runs.api, repo_node(REPO), head, run.id, view, old.node, moved_on(view, head))
+    shown = world.fake.check_runs[made.id]
+    assert (shown["status"], shown["conclusion"], shown["head_sha"]) == (view.status, view.conclusion, head)
+    assert [a["identifier"] for a in shown["actions"]] == [a.identifier for a in view.actions]
+    assert world.fake.check_runs[old.id]["conclusion"] == "neutral"
+
+
+def test_the_fake_refuses_what_githubs_schema_lacks() -> None:
+    # the schema check above could fail: a REST name, a lower-case enum, a missing required field are refused
+    good = {"repositoryId": "R_x", "headSha": "a" * 40, "name": "Interlock", "status": "IN_PROGRESS"}
+    left = {"repositoryId": "R_x", "checkRunId": "CR_1"}
+    assert graphql_input_problem({"made": good, "left": left}) is None
+    assert graphql_input_problem({"made": good | {"head_sha": "a"}, "left": left}) is not None
+    assert graphql_input_problem({"made": good | {"status": "in_progress"}, "left": left}) is not None
+    assert graphql_input_problem({"made": good, "left": {"checkRunId": "CR_1"}}) is not None
+    assert graphql_input_problem({"made": good | {"output": {"title": "t"}}, "left": left}) is not None
 
 
 def test_without_the_checks_permission_the_comment_still_shows_each_transition(world: World) -> None:
