@@ -46,6 +46,7 @@ cli = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: rich's help formatter costs more than the rest of a start (issue 16)
 )
 
 
@@ -317,12 +318,10 @@ def _masked(text: str) -> str:
 
 
 def _show_usage_error(exc: Any) -> None:
-    """Click's error as typer shows it, its message masked by the one redactor first: it may quote an
-    argument, such as a key block given where an option was expected."""
-    from typer import rich_utils
-
+    """Click's error as click shows it (plain, as the help is), its message masked by the one redactor first: it
+    may quote an argument, such as a key block given where an option was expected."""
     exc.message = _masked(str(exc.message))
-    rich_utils.rich_format_error(exc)
+    exc.show()
     sys.exit(exc.exit_code)
 
 

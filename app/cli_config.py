@@ -27,7 +27,10 @@ CONFIG_PATH = ".github/interlock.yml"  # app.github.config's, named here for the
 
 def register(cli: typer.Typer) -> None:
     group = typer.Typer(
-        name="config", help="The repository configuration, .github/interlock.yml.", no_args_is_help=True
+        name="config",
+        help="The repository configuration, .github/interlock.yml.",
+        no_args_is_help=True,
+        rich_markup_mode=None,
     )
     cli.add_typer(group, name="config")
 

@@ -296,8 +296,8 @@ README_SENTENCES = [
     "With `board_issue: false` a mission transition costs the same 4 calls, a gate 11 and an approval 6.",
     "| 4 (one GraphQL read; `createCommitOnBranch`, the dispatch and the check run's update create content) when the "
     "job pushed no commit, the board issue on or off; the same 4 and 3 when it pushed one, as a mission that changes "
-    "files does (the check run moved to the new head in one GraphQL request carrying two mutations); an approval that dispatches the next mission 7 (5 creating content), a gate "
-    "12 (8), a run's start 19 (9) |",
+    "files does (the check run moved to the new head in one GraphQL request carrying two mutations); an approval "
+    "that dispatches the next mission 7 (5 creating content), a gate 12 (8), a run's start 19 (9) |",
     "| ≤ 4, ≤ 3 creating content (issue 16): met, with a push or without; GitHub's 500 content-creating "
     "requests an hour bind first: ~166 mission transitions an hour per installation (1,600 under 80 a minute, "
     "1,250 under the 5,000 requests an hour); "
