@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -27,6 +27,7 @@ from githubkit.retry import RetryChainDecision, RetryServerError
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
+from app.github.snapshot import Snapshot, read_snapshot
 from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler, whole_seconds
 from app.redact import Redactor
 
@@ -353,52 +354,8 @@ class Installation:
         self.call("POST", f"/repos/{repo}/dispatches", json={"event_type": event_type, "client_payload": payload})
 
     def snapshot(self, repo: str, branch: str, paths: list[str], heads: tuple[str, ...] = ()) -> Snapshot | None:
-        """The branch head, its tree and the text of ``paths`` at that very commit, in one GraphQL call; with the
-        heads of the branches ``heads`` names (``None`` for one that does not exist), read in the same call.
-
-        Reading everything from one commit keeps the reads consistent with the head the next write builds on,
-        and makes a transition's reads cost one call instead of five.
-        https://docs.github.com/en/graphql/reference/objects#commit
-        """
-        owner, name = repo.split("/", 1)
-        files = " ".join(
-            f"f{i}: file(path: $p{i}) {{ object {{ ... on Blob {{ text isTruncated }} }} }}" for i in range(len(paths))
-        )
-        params = "".join(f", $p{i}: String!" for i in range(len(paths)))
-        params += "".join(f", $h{i}: String!" for i in range(len(heads)))
-        others = "".join(f" h{i}: ref(qualifiedName: $h{i}) {{ target {{ oid }} }}" for i in range(len(heads)))
-        query = (
-            f"query InterlockSnapshot($owner: String!, $name: String!, $ref: String!{params}) {{ "
-            f"repository(owner: $owner, name: $name) {{ id ref(qualifiedName: $ref) {{ target {{ "
-            f"... on Commit {{ oid tree {{ oid }} {files} }} }} }}{others} }} }}"
-        )
-        variables = {
-            "owner": owner,
-            "name": name,
-            "ref": f"refs/heads/{branch}",
-            **{f"p{i}": path for i, path in enumerate(paths)},
-            **{f"h{i}": f"refs/heads/{name}" for i, name in enumerate(heads)},
-        }
-        data = self.github.graphql(query, variables)
-        target = ((data.get("repository") or {}).get("ref") or {}).get("target")
-        if not target:
-            return None
-        texts: dict[str, str | None] = {}
-        for index, path in enumerate(paths):
-            blob = ((target.get(f"f{index}") or {}).get("object")) or None
-            if blob is None:
-                texts[path] = None
-            elif blob.get("isTruncated"):
-                raw = self.file(repo, path, target["oid"])
-                texts[path] = raw.decode("utf-8") if raw is not None else None
-            else:
-                texts[path] = blob.get("text")
-        found = {
-            name: ((data["repository"].get(f"h{i}") or {}).get("target") or {}).get("oid")
-            for i, name in enumerate(heads)
-        }
-        node = data["repository"].get("id")
-        return Snapshot(target["oid"], target["tree"]["oid"], texts, found, str(node) if node else None)
+        """The branch's head, tree and ``paths`` at that commit, in one GraphQL call (``app/github/snapshot.py``)."""
+        return read_snapshot(self, repo, branch, paths, heads)
 
 
 def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -408,15 +365,6 @@ def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
         "draft": data.get("draft") is True,
         "state": str(data.get("state", "open")),
     }
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    head: str
-    tree: str
-    files: dict[str, str | None]
-    heads: dict[str, str | None] = field(default_factory=dict)
-    repository_id: str | None = None  # the repository's node id, which GraphQL's check mutations name it by
 
 
 def _int_or_none(value: Any) -> int | None:
