@@ -28,6 +28,14 @@ MUTATION = (
     "createCommitOnBranch(input: $input) { commit { oid } } }"
 )
 STALE = "STALE_DATA"
+NO_FALLBACK = frozenset({STALE, "NOT_FOUND", "FORBIDDEN"})  # the git data API would be refused the same way
+TOO_LARGE = 413
+
+
+class CommitRefused(GitHubError):
+    """GitHub refused the mutation for a reason other than a moved branch, a missing branch or a missing
+    permission (a request over its size limits, say): the git data API may still take the commit, whose files
+    travel as blobs of up to 100 MB instead of base64 in one request (``commit_by_git_data``)."""
 
 
 def commit_input(
@@ -73,13 +81,31 @@ def commit_on_branch(
     except GraphQLFailed as exc:
         errors = exc.response.errors or []
         text = "; ".join(error.message for error in errors)[:300]
-        error = RefConflict if any(e.type == STALE for e in errors) else GitHubError
+        kinds = {error.type for error in errors}
+        error = RefConflict if STALE in kinds else GitHubError if kinds & NO_FALLBACK else CommitRefused
         raise error("POST", "/graphql createCommitOnBranch", 200, text) from None
     except RequestFailed as exc:  # a 5xx its retries did not cure, a 403: the delivery fails, its redelivery retries
-        raise GitHubError(
-            "POST", "/graphql createCommitOnBranch", exc.response.status_code, exc.response.text[:300]
-        ) from None
+        status = exc.response.status_code
+        error = CommitRefused if status == TOO_LARGE else GitHubError
+        raise error("POST", "/graphql createCommitOnBranch", status, exc.response.text[:300]) from None
     commit = ((data or {}).get("createCommitOnBranch") or {}).get("commit") or {}
     if not commit.get("oid"):
         raise GitHubError("POST", "/graphql createCommitOnBranch", 200, "no commit in the answer")
     return str(commit["oid"])
+
+
+def commit_by_git_data(
+    api: Installation, repo: str, branch: str, expected_head: str, message: str, additions: Mapping[str, bytes]
+) -> str:
+    """The same commit made the older way, for what the mutation refused: a tree on the head's, a commit whose
+    parent is ``expected_head``, and a fast-forward of the branch to it. A branch that moved meanwhile is no
+    longer an ancestor of the commit: the fast-forward fails with ``RefConflict``, as the mutation would have.
+    Four requests, three of them content-creating, so only where the mutation cannot do."""
+    entries = [
+        {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}
+        for path, data in additions.items()
+    ]
+    tree = api.tree(repo, entries, api.commit_tree(repo, expected_head))
+    commit = api.commit(repo, message, tree, [expected_head])
+    api.update_ref(repo, branch, commit)
+    return commit

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -21,10 +22,11 @@ from pydantic import BaseModel, ValidationError
 from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.github.client import GitHubError, Installation, RefConflict
-from app.github.commits import commit_on_branch
+from app.github.commits import CommitRefused, commit_by_git_data, commit_on_branch
 from app.store.board_index import BoardIndex, board_files, read_index
 from app.store.journal import BOARD_INDEX_PATH, STATE_BRANCH, encode_record, record_path
 
+log = logging.getLogger("interlock.github")
 Model = TypeVar("Model", bound=BaseModel)
 CAS_ATTEMPTS = 5  # re-reads of a file another writer changed first, before the caller is told (VersionConflict)
 
@@ -174,7 +176,11 @@ class GitHubStore:
         """The files committed on ``head``, the branch moved to the commit only if it is still at ``head``
         (``RefConflict`` otherwise); a branch that does not exist yet is made."""
         if head is not None:
-            commit = commit_on_branch(self.api, self.repo, self.branch, head, message, changes)
+            try:
+                commit = commit_on_branch(self.api, self.repo, self.branch, head, message, changes)
+            except CommitRefused as exc:  # not a moved branch: a redelivery would be refused the same way
+                log.warning("a save to %s went by the git data API: %s", self.branch, exc)
+                commit = commit_by_git_data(self.api, self.repo, self.branch, head, message, changes)
         else:
             entries = [
                 {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}

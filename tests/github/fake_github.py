@@ -87,6 +87,7 @@ class FakeGitHub:
         ]
         self.check_runs: dict[int, dict[str, Any]] = {}  # every check run made, by id: its head, status, output
         self.checks_made = 0
+        self.commit_refusals: list[tuple[str, str]] = []  # createCommitOnBranch's next answers: GraphQL errors
         self.pinned: list[tuple[str, int]] = []  # (repo, issue) pinned with GraphQL's pinIssue
         self.pin_refusal: str | None = None  # what pinIssue answers as its error, e.g. three issues pinned already
         # github.com's own pages of the OAuth web flow: not REST, so outside the OpenAPI check (``web_routes``)
@@ -475,7 +476,10 @@ class FakeGitHub:
     def _commit_on_branch(self, given: dict[str, Any]) -> httpx.Response:
         """GraphQL's ``createCommitOnBranch`` as GitHub answers it: the branch must exist and still point at
         ``expectedHeadOid`` (else 200 with ``STALE_DATA``), contents are base64, a deletion of a file that is not
-        there is refused; the new commit's parent is the expected head."""
+        there is refused; the new commit's parent is the expected head. ``commit_refusals`` (type, message) are
+        answered first, one a request."""
+        if self.commit_refusals:
+            return graphql_error(*self.commit_refusals.pop(0))
         repo, branch = given["branch"]["repositoryNameWithOwner"], given["branch"]["branchName"]
         head, expected = self.refs.get((repo, branch)), given["expectedHeadOid"]
         if head is None:

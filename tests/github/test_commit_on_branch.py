@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from app.github.client import GitHubApp, RefConflict
-from app.github.commits import commit_on_branch
+from app.github.client import GitHubApp, GitHubError, RefConflict
+from app.github.commits import CommitRefused, commit_on_branch
 from app.store.github import GitHubStore
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub
+from tests.helpers import ROOT
 
 REPO = "octo/app"
 BRANCH = "interlock/state"
@@ -91,3 +92,63 @@ def test_two_writers_one_loses_the_swap_and_reapplies_on_what_the_winner_stored(
     assert stored == ["two", "one"] and json.loads(fake.files_at(REPO, BRANCH)["queue.json"]) == ["two", "one"]
     stale = [json.loads(r.content) for r in fake.requests if r.url.path.endswith("/graphql")]
     assert sum("createCommitOnBranch" in body["query"] for body in stale) == 3  # the loser's refused try included
+
+
+TOO_BIG = ("UNPROCESSABLE", "The request body is too large")  # the shape of a refusal GitHub gives in GraphQL
+
+
+def test_a_save_the_mutation_refuses_goes_by_the_git_data_api(settings: ServiceSettings) -> None:
+    # SPEC J2: a refusal that is not a moved branch (a size limit) would fail every redelivery the same way: the
+    # save is made the older way instead, on the same head, and the branch fast-forwarded to it
+    fake = FakeGitHub()
+    head = fake.seed_branch(REPO, BRANCH, {"queue.json": "[]"})
+    fake.commit_refusals.append(TOO_BIG)
+    store = GitHubStore(app_for(fake, settings).installation(1), REPO)
+    stored = store.write_json_cas("queue.json", lambda value: [*value, "a"], "add a")
+    assert stored == ["a"] and json.loads(fake.files_at(REPO, BRANCH)["queue.json"]) == ["a"]
+    made = fake.refs[(REPO, BRANCH)]
+    assert fake.commits[made]["parents"] == [head]
+    assert fake.calls()[-5:] == [
+        "POST /api/graphql",  # refused
+        f"GET /repos/{REPO}/git/commits/{head}",
+        f"POST /repos/{REPO}/git/trees",
+        f"POST /repos/{REPO}/git/commits",
+        f"PATCH /repos/{REPO}/git/refs/heads/{BRANCH}",
+    ]
+    assert fake.problems == []  # each request as GitHub's OpenAPI description has it
+
+
+def test_the_older_way_still_refuses_a_branch_that_moved(settings: ServiceSettings) -> None:
+    # SPEC J2: the fallback's fast-forward is refused when another writer moved the branch: a conflict, not a loss
+    fake = FakeGitHub()
+    stale = fake.seed_branch(REPO, BRANCH, {"a.json": "1"})
+    fake.commit_file(REPO, BRANCH, "a.json", "2")
+    moved = fake.refs[(REPO, BRANCH)]
+    fake.commit_refusals.append(TOO_BIG)
+    store = GitHubStore(app_for(fake, settings).installation(1), REPO)
+    with pytest.raises(RefConflict):
+        store._commit(stale, {"a.json": b"3"}, "late")
+    assert fake.refs[(REPO, BRANCH)] == moved and fake.files_at(REPO, BRANCH) == {"a.json": "2"}
+
+
+@pytest.mark.parametrize("kind", ["NOT_FOUND", "FORBIDDEN"])
+def test_a_missing_branch_or_permission_is_not_tried_the_older_way(settings: ServiceSettings, kind: str) -> None:
+    # the git data API would be refused the same way: the delivery fails at once, nothing else is sent
+    fake = FakeGitHub()
+    head = fake.seed_branch(REPO, BRANCH, {"a.json": "1"})
+    fake.commit_refusals.append((kind, "refused"))
+    api = app_for(fake, settings).installation(1)
+    before = len(fake.calls())
+    with pytest.raises(GitHubError) as raised:
+        commit_on_branch(api, REPO, BRANCH, head, "x", {"a.json": b"2"})
+    assert not isinstance(raised.value, CommitRefused | RefConflict)
+    assert len(fake.calls()) - before == 1 and fake.refs[(REPO, BRANCH)] == head
+
+
+def test_the_readme_says_when_a_save_goes_the_older_way() -> None:
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "A save that `createCommitOnBranch` refuses for a reason other than a moved branch, a missing branch or a "
+        "missing permission (a request over GitHub's size limits, say) is made the older way instead: a tree, a "
+        "commit and a fast-forward of the branch, which a branch moved meanwhile still refuses"
+    ) in text
