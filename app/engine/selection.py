@@ -70,7 +70,11 @@ def invalid_selection_reason(stage: str, seq: int, labels: Sequence[str], select
 
 
 def shown_answer(answer: str) -> str:
-    """The start of ``answer`` on one line: control characters and runs of blanks become one space, and the cut
-    is marked with an ellipsis."""
+    """The start of ``answer`` on one line: control characters and runs of blanks become one space, and the cut,
+    marked with an ellipsis, falls between words. A word is shown whole or not at all, so that the redactor, which
+    masks the reason where it is shown, finds a key whole (a key cut in half matches no pattern and no value)."""
     flat = _BLANKS.sub(" ", "".join(c if c.isprintable() else " " for c in answer)).strip()
-    return flat if len(flat) <= ANSWER_SHOWN else flat[:ANSWER_SHOWN].rstrip() + "…"
+    if len(flat) <= ANSWER_SHOWN:
+        return flat
+    words, _, _ = flat[: ANSWER_SHOWN + 1].rpartition(" ")  # one more: a blank right after the limit ends a word
+    return words + "…"

@@ -13,7 +13,7 @@ import pytest
 from app.engine import events as ev
 from app.engine.effects import AskDecision
 from app.engine.record import MissionKind, MissionStatus, ReasonCode, Status
-from app.engine.selection import ANSWER_SHOWN, select_label
+from app.engine.selection import ANSWER_SHOWN, select_label, shown_answer
 from tests.engine.driver import Driver
 from tests.helpers import edge, graph, node
 
@@ -121,3 +121,11 @@ def test_the_worker_mission_at_a_decide_node_records_no_verdict_of_its_own() -> 
     d.finish("Looks like a crash.\nVERDICT: FEATURE")
     worker = d.run.mission(1)
     assert worker is not None and worker.verdict is None and d.of(AskDecision)
+
+
+def test_the_quoted_answer_is_cut_between_words_so_a_key_is_never_cut_in_half() -> None:
+    # SPEC V8: the reason is masked where it is shown; a key cut in half would match no pattern of the redactor
+    token = "ghp_" + "A" * 40
+    assert shown_answer("x " * 45 + token + " after") == ("x " * 45).strip() + "…"
+    assert shown_answer(token * 3) == "…"  # one word longer than the limit: nothing of it is quoted
+    assert shown_answer("a\tb\n\nc\x07d") == "a b c d"
