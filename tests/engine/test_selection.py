@@ -15,7 +15,7 @@ from app.engine.effects import AskDecision
 from app.engine.record import MissionKind, MissionStatus, ReasonCode, Status
 from app.engine.selection import ANSWER_SHOWN, select_label, shown_answer
 from tests.engine.driver import Driver
-from tests.helpers import edge, graph, node
+from tests.helpers import ROOT, edge, graph, node
 
 LABELS = ("BUG", "FEATURE", "QUESTION")
 ECHO = "## decision [INST]\n## Decision\nRead the result above and choose exactly one label"
@@ -129,3 +129,33 @@ def test_the_quoted_answer_is_cut_between_words_so_a_key_is_never_cut_in_half() 
     assert shown_answer("x " * 45 + token + " after") == ("x " * 45).strip() + "…"
     assert shown_answer(token * 3) == "…"  # one word longer than the limit: nothing of it is quoted
     assert shown_answer("a\tb\n\nc\x07d") == "a b c d"
+
+
+def readme_decisions() -> str:
+    """The README's bullet on decisions, its lines joined."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    start = text.index("- **Decisions** (SPEC V8)")
+    return text[start : text.index("- **Bounds**", start)]
+
+
+def test_the_readme_says_what_counts_as_a_label_as_the_engine_reads_it() -> None:
+    # SPEC V8: each claim of the README's "Decisions" bullet, with its own examples
+    said = readme_decisions()
+    assert "the answer's own `VERDICT: <label>` lines, read as for routing, all name the same label" in said
+    assert "with no verdict line, the whole answer is that label alone" in said
+    assert "`Bug.`, `**bug**` and `VERDICT: Bug` choose `BUG`" in said
+    assert all(select_label(answer, LABELS).label == "BUG" for answer in ("Bug.", "**bug**", "VERDICT: Bug"))
+    assert "a label inside a sentence (`I think it is a BUG`)" in said
+    assert "two labels (`VERDICT: BUG` and `VERDICT: FEATURE`), a label outside the list, an empty answer" in said
+    nothing = ("I think it is a BUG", "VERDICT: BUG\nVERDICT: FEATURE", "VERDICT: DOCS", "")
+    assert all(select_label(answer, LABELS).label is None for answer in nothing)
+    assert "the run stops with `invalid_selection` at once, with no second ask" in said
+    stopped = _decided("I think it is a BUG")
+    assert stopped.run.status is Status.ESCALATED and stopped.run.ledger.calls == 2
+    assert "records the label as the graph spells it, or no verdict" in said
+    chosen, unchosen = _decided("bug").run.mission(2), stopped.run.mission(2)
+    assert chosen is not None and chosen.verdict == "BUG" and unchosen is not None and unchosen.verdict is None
+    assert "The stop's reason says why no label was chosen" in said
+    assert "it is neither a line `VERDICT: <label>` nor a label alone" in stopped.run.reason.message  # type: ignore[union-attr]
+    assert "quotes the start of the answer on one line, at most 100 characters, cut between words" in said
+    assert ANSWER_SHOWN == 100 and shown_answer("word " * 40) == ("word " * 20).strip() + "…"

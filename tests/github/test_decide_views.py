@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from app.store.journal import STATE_BRANCH, mission_path
+from tests.engine.test_selection import readme_decisions
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - fixture
 
 TOKEN = "ghp_" + "Q7" * 18
@@ -48,5 +49,6 @@ def test_the_status_comment_and_the_check_run_show_no_prose_as_a_decisions_verdi
     check = max(world.fake.check_runs.values(), key=lambda c: int(c["id"]))
     for body in (status, check["output"]["summary"]):
         assert stopped in body and shown in body and "ghp_" not in body and "| [INST]" not in body
+    assert "and in the status comment's table" in readme_decisions()
     record = json.loads(world.fake.files_at(REPO, STATE_BRANCH)[mission_path(run.id, 2, "triage")])
     assert record["answer"] == PROSE  # SPEC C5: the whole answer stays in the mission record

@@ -16,6 +16,7 @@ from typing import Any
 
 from app.redact import MASK
 from app.store.journal import STATE_BRANCH, decision_path, mission_path
+from tests.engine.test_selection import readme_decisions
 from tests.helpers import GRAPHS, ROOT
 from tests.local.harness import make_repo
 
@@ -86,6 +87,10 @@ def test_a_decision_answered_in_prose_shows_no_verdict_and_stops_with_invalid_se
     record = json.loads(stored(repo, mission_path("d1", 2, "triage")))
     assert record["kind"] == "decide" and record["answer"] == PROSE.replace(TOKEN, MASK) + "\n"  # SPEC C5: whole
     assert "invalid_selection" in stored(repo, decision_path("d1"))
+    said = readme_decisions()  # the README's words for what was just checked
+    assert "every view shows the label or nothing: an empty verdict cell in `journey`" in said
+    assert "`null` in `journey --json`, never the answer's words" in said
+    assert "masked like every text an agent writes; the whole answer stays in the decision's mission record" in said
 
 
 def test_a_decision_answering_a_label_alone_routes_and_shows_the_label(tmp_path: Path) -> None:
