@@ -81,6 +81,7 @@ from app.engine.record import (
     Run,
     Status,
 )
+from app.engine.selection import invalid_selection_reason, select_label
 from app.engine.transition import Transition
 from app.engine.verdict import parse_verdict
 
@@ -269,19 +270,15 @@ def on_decision(t: Transition, event: DecisionReturned) -> None:
     if waiting is None or waiting.kind is not MissionKind.DECIDE or waiting.seq != event.seq:
         raise StaleEvent(t.run.id, t.run.status.value, "DecisionReturned", f"no decision #{event.seq} is awaited")
     labels = t.graph.labels(waiting.stage)
-    said = parse_verdict(event.answer) or event.answer.strip()
-    chosen = next((label for label in labels if label.casefold() == said.casefold()), None)
-    settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=chosen or said[:80])
+    chosen = select_label(event.answer, labels)  # SPEC V8: a label of the list or nothing, never the answer's prose
+    settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=chosen.label)
     spend(t, MissionKind.DECIDE, event.usage)
-    if chosen is None:
+    if chosen.label is None:
         t.run.waiting = None
-        escalate(
-            t,
-            ReasonCode.INVALID_SELECTION,
-            f"the decision at {waiting.stage!r} answered {said[:80]!r}, outside {', '.join(labels)}",
-        )
+        reason = invalid_selection_reason(waiting.stage, event.seq, labels, chosen, event.answer)
+        escalate(t, ReasonCode.INVALID_SELECTION, reason)
         return
-    route_result(t, waiting, chosen, event.answer)
+    route_result(t, waiting, chosen.label, event.answer)
 
 
 def on_advice(t: Transition, event: AdviceReturned) -> None:

@@ -81,6 +81,11 @@ def _verdict_lines(answer: str) -> list[tuple[int, str]]:
     return found
 
 
+def verdict_labels(answer: str) -> list[str]:
+    """The labels of every own ``VERDICT: label`` line, in order: a decision names one label or none (SPEC V8)."""
+    return [label for _, label in _verdict_lines(answer)]
+
+
 def parse_verdict(answer: str) -> str | None:
     """The label of the last own ``VERDICT: label`` line, emphasis and backticks ignored; ``None`` if none.
 
