@@ -12,7 +12,7 @@ it would route the run on words nobody chose. So the rule is strict and the same
 Anything else — a label inside a sentence, two labels, a label not in the list, an empty answer — chooses
 nothing: the mission summary records no verdict and the run stops with ``invalid_selection``, its reason
 quoting the start of the answer on one line. The summary's verdict is therefore always a label or nothing, so
-every view of it (journey, status comment, check run, traces) shows a label or a dash; the whole answer stays in
+every view of it (journey, status comment, check run, traces) shows a label or nothing; the whole answer stays in
 the mission record (SPEC C5).
 """
 
