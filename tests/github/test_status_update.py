@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
 from app.engine.record import Status
@@ -176,3 +177,19 @@ def test_without_the_checks_permission_the_comment_still_shows_each_transition(w
     body = world.fake.comments[comment]["body"]
     assert PROGRESS not in body  # no check run shows the progress
     assert "**stage** `build`" in body  # the comment shows where the run is now
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [httpx.Response(200, json={}), httpx.Response(200, text="<html>unicorn</html>")],
+    ids=["neither data nor errors", "not json"],
+)
+def test_an_unreadable_answer_to_the_move_reads_what_github_shows(world: World, answer: httpx.Response) -> None:
+    # SPEC W5: an answer that is no GraphQL response (githubkit's model refuses it) says nothing of whether the check
+    # was made: the checks are read and the check shown on the head, as for a refused move; no traceback, no 5xx
+    issue, head = moved_head(world)
+    world.fake._move_check = lambda variables: answer  # type: ignore[method-assign]
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
+    assert world.run(issue).stage == "build"
