@@ -893,7 +893,7 @@ REQUIRED_INPUTS = {
     "CreateCheckRunInput": {"headSha", "name", "repositoryId"},
     "UpdateCheckRunInput": {"checkRunId", "repositoryId"},
 }
-CHECK_STATUS = {"COMPLETED", "IN_PROGRESS", "PENDING", "QUEUED", "REQUESTED", "WAITING"}  # RequestableCheckStatusState
+CHECK_STATUS = {"COMPLETED", "IN_PROGRESS", "PENDING", "QUEUED", "WAITING"}  # RequestableCheckStatusState
 CHECK_CONCLUSION = {
     "ACTION_REQUIRED",
     "CANCELLED",

@@ -160,6 +160,8 @@ def test_the_fake_refuses_what_githubs_schema_lacks() -> None:
     assert graphql_input_problem({"made": good, "left": left}) is None
     assert graphql_input_problem({"made": good | {"head_sha": "a"}, "left": left}) is not None
     assert graphql_input_problem({"made": good | {"status": "in_progress"}, "left": left}) is not None
+    # CheckStatusState has REQUESTED, the input's RequestableCheckStatusState not (octokit/graphql-schema)
+    assert graphql_input_problem({"made": good | {"status": "REQUESTED"}, "left": left}) is not None
     assert graphql_input_problem({"made": good, "left": {"checkRunId": "CR_1"}}) is not None
     assert graphql_input_problem({"made": good | {"output": {"title": "t"}}, "left": left}) is not None
 
