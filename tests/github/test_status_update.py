@@ -195,3 +195,33 @@ def test_an_unreadable_answer_to_the_move_reads_what_github_shows(world: World, 
     newest = world.fake.checks_of(f"issue-{issue}")[-1]
     assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
     assert world.run(issue).stage == "build"
+
+
+def test_a_move_whose_new_check_is_refused_but_old_one_marked_still_ends_with_one_check_on_the_head(
+    world: World,
+) -> None:
+    # SPEC W5: GitHub runs both mutations and answers each on its own; the new check refused, the old one marked
+    # moved on all the same: the checks are read and the check made on the head, none left in progress behind
+    issue, head = moved_head(world)
+    (old,) = [check for (repo, _), check in known_checks(world.runs()).items() if repo == REPO]
+    world.fake._graphql_create_check = lambda given: "Something went wrong"  # type: ignore[method-assign]
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    checks = world.fake.checks_of(f"issue-{issue}")
+    assert [c["head_sha"] for c in checks if c["status"] == "in_progress"] == [head]
+    assert world.fake.check_runs[old.id]["output"]["title"] == f"moved to {head[:7]}"
+
+
+def test_a_move_refused_for_the_checks_permission_leaves_the_comment_to_show_the_transition(world: World) -> None:
+    # the permission withdrawn while a run works: GitHub refuses both mutations with FORBIDDEN (GraphQL answers
+    # 200); as for REST's 403, the delivery succeeds and the status comment shows where the run is now
+    issue, _ = moved_head(world)
+    refused = {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
+    errors = [refused | {"path": [alias]} for alias in ("made", "left")]
+    answer = httpx.Response(200, json={"data": {"made": None, "left": None}, "errors": errors})
+    world.fake._move_check = lambda variables: answer  # type: ignore[method-assign]
+    world.fake.fail("GET", "/check-runs", 403, times=1000)
+    world.fake.fail("POST", "/check-runs", 403, times=1000)
+    comment = int(world.run(issue).links["status_comment"])
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    assert world.run(issue).stage == "build"
+    assert "**stage** `build`" in world.fake.comments[comment]["body"]
