@@ -225,3 +225,14 @@ def test_a_move_refused_for_the_checks_permission_leaves_the_comment_to_show_the
     world.job_done(issue, 2, "review", "VERDICT: FAIL")
     assert world.run(issue).stage == "build"
     assert "**stage** `build`" in world.fake.comments[comment]["body"]
+
+
+def test_an_unreadable_answer_to_the_branch_checks_read_reads_the_head_the_plain_way(world: World) -> None:
+    # the read of the branch's checks answered 200 with no GraphQL response: as when GitHub refuses it, the head is
+    # read the plain way and the check made there; the delivery does not fail on pydantic's ValidationError
+    issue, head = moved_head(world)
+    known_checks(world.runs()).clear()  # another process's transition: the checks are read
+    world.fake._branch_checks = lambda variables: httpx.Response(200, json={})  # type: ignore[method-assign]
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
