@@ -147,6 +147,18 @@ def test_the_older_way_takes_bytes_that_are_not_utf8(settings: ServiceSettings) 
     assert fake.files_at(REPO, BRANCH)["blob.bin"].encode("utf-8", "surrogateescape") == b"\xff\x00\xfe"
 
 
+def test_a_mutation_refused_with_http_413_goes_the_older_way(settings: ServiceSettings) -> None:
+    # SPEC J2: GitHub's front end refuses a request body over its size limit with 413 before GraphQL reads it
+    fake = FakeGitHub()
+    head = fake.seed_branch(REPO, BRANCH, {"queue.json": "[]"})
+    fake.fail("POST", "/graphql", 413)
+    store = GitHubStore(app_for(fake, settings).installation(1), REPO)
+    assert store.write_json_cas("queue.json", lambda value: [*value, "a"], "add a") == ["a"]
+    assert fake.calls().count("POST /api/graphql") == 1 and f"POST /repos/{REPO}/git/blobs" in fake.calls()
+    assert fake.commits[fake.refs[(REPO, BRANCH)]]["parents"] == [head]
+    assert json.loads(fake.files_at(REPO, BRANCH)["queue.json"]) == ["a"]
+
+
 def test_the_older_way_still_refuses_a_branch_that_moved(settings: ServiceSettings) -> None:
     # SPEC J2: the fallback's fast-forward is refused when another writer moved the branch: a conflict, not a loss
     fake = FakeGitHub()
