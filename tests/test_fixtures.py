@@ -48,9 +48,9 @@ def test_a_route_missing_from_the_openapi_part_fails_loudly() -> None:
     del shorter["paths"]["/repos/{owner}/{repo}/git/trees"]
     with pytest.raises(PartError, match=re.escape(r"route POST /repos/([^/]+/[^/]+)/git/trees serves none")):
         served_operations(shorter["paths"], stand_in_routes())
-    request = httpx.Request("POST", "http://github.test/repos/octo/app/git/blobs", json={"content": "x"})
+    request = httpx.Request("POST", "http://github.test/repos/octo/app/git/tags", json={"tag": "x"})
     assert problems(request) == [
-        "POST /repos/octo/app/git/blobs is not in GitHub's REST description, or not in the part of it in"
+        "POST /repos/octo/app/git/tags is not in GitHub's REST description, or not in the part of it in"
         " tests/fixtures/github/openapi (python -m tests.fixtures.refresh adds what the stand-in serves)"
     ]
 

@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from githubkit.exception import GraphQLFailed, RequestFailed
+from pydantic import ValidationError
 
 from app.github.checks import CHECK_NAME, CheckView, MadeCheck
 from app.github.client import GitHubError, Installation
@@ -68,6 +69,8 @@ def move_check(
         log.info("the check left on the earlier commit stays as it was: %s", "; ".join(e.message for e in errors))
     except RequestFailed as exc:
         raise GitHubError("POST", WHERE, exc.response.status_code, exc.response.text[:300]) from None
+    except ValidationError:  # 200 but no GraphQL answer (githubkit's model refuses it): whether it was made is unknown
+        raise GitHubError("POST", WHERE, 422, "the answer was neither data nor errors") from None
     found = _made(data)
     if found is None:
         raise GitHubError("POST", WHERE, 422, "no check run in the answer")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 from githubkit.exception import GraphQLFailed
+from pydantic import ValidationError
 
 from app.engine.graph import END, Graph
 from app.engine.mermaid import draw_mermaid
@@ -200,8 +201,8 @@ def branch_checks(api: Installation, repo: str, branch: str, external_id: str) -
     owner, name = repo.split("/", 1)
     try:
         data = api.github.graphql(BRANCH_CHECKS, {"owner": owner, "name": name, "ref": f"refs/heads/{branch}"})
-    except GraphQLFailed:  # a check left behind stays as it was; the head is read the plain way
-        return api.ref(repo, branch), []
+    except (GraphQLFailed, ValidationError):  # refused, or no GraphQL answer: a check left behind stays as it was
+        return api.ref(repo, branch), []  # the head read the plain way
     target = ((data.get("repository") or {}).get("ref") or {}).get("target")
     if not target:
         return None, []

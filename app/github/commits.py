@@ -35,7 +35,7 @@ TOO_LARGE = 413
 class CommitRefused(GitHubError):
     """GitHub refused the mutation for a reason other than a moved branch, a missing branch or a missing
     permission (a request over its size limits, say): the git data API may still take the commit, whose files
-    travel as blobs of up to 100 MB instead of base64 in one request (``commit_by_git_data``)."""
+    travel as blobs of up to 100 MB, one a request, instead of base64 in one request (``commit_by_git_data``)."""
 
 
 def commit_input(
@@ -97,15 +97,23 @@ def commit_on_branch(
 def commit_by_git_data(
     api: Installation, repo: str, branch: str, expected_head: str, message: str, additions: Mapping[str, bytes]
 ) -> str:
-    """The same commit made the older way, for what the mutation refused: a tree on the head's, a commit whose
-    parent is ``expected_head``, and a fast-forward of the branch to it. A branch that moved meanwhile is no
-    longer an ancestor of the commit: the fast-forward fails with ``RefConflict``, as the mutation would have.
-    Four requests, three of them content-creating, so only where the mutation cannot do."""
+    """The same commit made the older way, for what the mutation refused: each file a blob of its own (base64, so
+    any bytes), a tree of them on the head's, a commit whose parent is ``expected_head``, and a fast-forward of the
+    branch to it. Not the contents inline in the tree: a tree request as large as the refused mutation is refused
+    too ("your input was too large to process", 422). A branch that moved meanwhile is no longer an ancestor of
+    the commit: the fast-forward fails with ``RefConflict``, as the mutation would have. Four requests and one a
+    file, all but one content-creating, so only where the mutation cannot do.
+    https://docs.github.com/en/rest/git/blobs#create-a-blob"""
     entries = [
-        {"path": path, "mode": "100644", "type": "blob", "content": data.decode("utf-8")}
+        {"path": path, "mode": "100644", "type": "blob", "sha": _blob(api, repo, data)}
         for path, data in additions.items()
     ]
     tree = api.tree(repo, entries, api.commit_tree(repo, expected_head))
     commit = api.commit(repo, message, tree, [expected_head])
     api.update_ref(repo, branch, commit)
     return commit
+
+
+def _blob(api: Installation, repo: str, data: bytes) -> str:
+    body = {"content": base64.b64encode(data).decode("ascii"), "encoding": "base64"}
+    return str(api.call("POST", f"/repos/{repo}/git/blobs", json=body)["sha"])

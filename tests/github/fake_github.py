@@ -35,6 +35,7 @@ class FakeGitHub:
         self.refs: dict[tuple[str, str], str] = {}
         self.commits: dict[str, dict[str, Any]] = {}
         self.trees: dict[str, dict[str, str]] = {}
+        self.blobs: dict[str, str] = {}  # sha -> content made by POST /git/blobs
         self.permissions: dict[tuple[str, str], str] = {}
         self.comments: dict[int, dict[str, Any]] = {}
         self.dispatches: list[dict[str, Any]] = []
@@ -48,6 +49,7 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/git/commits/(\w+)"), self._get_commit),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/commits"), self._create_commit),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/trees"), self._create_tree),
+            ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/blobs"), self._create_blob),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/contents/(.+)"), self._contents),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self._comment),
             ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)"), self._edit_comment),
@@ -321,10 +323,23 @@ class FakeGitHub:
         return httpx.Response(201, json={"sha": commit, "tree": {"sha": body["tree"]}})
 
     def _create_tree(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        """An entry gives its ``content`` inline, or the ``sha`` of a blob made before (``_create_blob``)."""
         files = dict(self.trees.get(body.get("base_tree", ""), {}))
         for entry in body["tree"]:
-            files[entry["path"]] = entry["content"]
+            if "sha" in entry and entry["sha"] not in self.blobs:
+                return httpx.Response(422, json={"message": "tree.sha is not a valid blob"})
+            files[entry["path"]] = entry["content"] if "content" in entry else self.blobs[entry["sha"]]
         return httpx.Response(201, json={"sha": self._store_tree(files)})
+
+    def _create_blob(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
+        """A blob of ``content`` in ``encoding`` (utf-8 or base64); the fake keeps files as text, bytes that are not
+        UTF-8 as surrogate escapes (``blob_bytes`` gives them back)."""
+        raw = (
+            body["content"].encode() if body.get("encoding", "utf-8") == "utf-8" else base64.b64decode(body["content"])
+        )
+        blob = sha({"blob": body["content"]})
+        self.blobs[blob] = raw.decode("utf-8", "surrogateescape")
+        return httpx.Response(201, json={"sha": blob, "url": f"https://api.github.com/repos/{repo}/git/blobs/{blob}"})
 
     def _contents(self, request: httpx.Request, body: Any, repo: str, path: str) -> httpx.Response:
         ref = request.url.params.get("ref", "main")
@@ -878,7 +893,7 @@ REQUIRED_INPUTS = {
     "CreateCheckRunInput": {"headSha", "name", "repositoryId"},
     "UpdateCheckRunInput": {"checkRunId", "repositoryId"},
 }
-CHECK_STATUS = {"COMPLETED", "IN_PROGRESS", "PENDING", "QUEUED", "REQUESTED", "WAITING"}  # RequestableCheckStatusState
+CHECK_STATUS = {"COMPLETED", "IN_PROGRESS", "PENDING", "QUEUED", "WAITING"}  # RequestableCheckStatusState
 CHECK_CONCLUSION = {
     "ACTION_REQUIRED",
     "CANCELLED",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.github.client import GitHubApp, GitHubError, RefConflict
-from app.github.commits import CommitRefused, commit_on_branch
+from app.github.commits import CommitRefused, commit_by_git_data, commit_on_branch
 from app.store.github import GitHubStore
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub
@@ -108,14 +108,55 @@ def test_a_save_the_mutation_refuses_goes_by_the_git_data_api(settings: ServiceS
     assert stored == ["a"] and json.loads(fake.files_at(REPO, BRANCH)["queue.json"]) == ["a"]
     made = fake.refs[(REPO, BRANCH)]
     assert fake.commits[made]["parents"] == [head]
-    assert fake.calls()[-5:] == [
+    assert fake.calls()[-6:] == [
         "POST /api/graphql",  # refused
+        f"POST /repos/{REPO}/git/blobs",  # the file in a request of its own
         f"GET /repos/{REPO}/git/commits/{head}",
         f"POST /repos/{REPO}/git/trees",
         f"POST /repos/{REPO}/git/commits",
         f"PATCH /repos/{REPO}/git/refs/heads/{BRANCH}",
     ]
     assert fake.problems == []  # each request as GitHub's OpenAPI description has it
+
+
+def test_the_older_way_sends_each_file_as_a_blob_not_inline_in_the_tree(settings: ServiceSettings) -> None:
+    # what the mutation refused for its size, a tree request carrying the same contents inline would be refused
+    # too ("Sorry, your request timed out. It's likely that your input was too large to process", 422): each file
+    # goes in a blob request of its own (up to 100 MB), the tree names the blobs by sha
+    fake = FakeGitHub()
+    head = fake.seed_branch(REPO, BRANCH, {"keep.json": "1"})
+    api = app_for(fake, settings).installation(1)
+    files = {"runs/r.json": b'{"a": 1}\n', "board/index.json": ("x" * 1000).encode()}
+    commit_by_git_data(api, REPO, BRANCH, head, "big", files)
+    (tree,) = [json.loads(r.content) for r in fake.requests if r.url.path.endswith("/git/trees")]
+    assert all("content" not in entry and len(entry["sha"]) == 40 for entry in tree["tree"])
+    assert fake.calls().count(f"POST /repos/{REPO}/git/blobs") == 2 and fake.problems == []
+    assert fake.files_at(REPO, BRANCH) == {
+        "keep.json": "1",
+        "runs/r.json": '{"a": 1}\n',
+        "board/index.json": "x" * 1000,
+    }
+
+
+def test_the_older_way_takes_bytes_that_are_not_utf8(settings: ServiceSettings) -> None:
+    # the mutation carries any bytes (base64); its fallback must too, not fail on decoding them for ever
+    fake = FakeGitHub()
+    head = fake.seed_branch(REPO, BRANCH, {"keep.json": "1"})
+    api = app_for(fake, settings).installation(1)
+    commit_by_git_data(api, REPO, BRANCH, head, "binary", {"blob.bin": b"\xff\x00\xfe"})
+    assert fake.files_at(REPO, BRANCH)["blob.bin"].encode("utf-8", "surrogateescape") == b"\xff\x00\xfe"
+
+
+def test_a_mutation_refused_with_http_413_goes_the_older_way(settings: ServiceSettings) -> None:
+    # SPEC J2: GitHub's front end refuses a request body over its size limit with 413 before GraphQL reads it
+    fake = FakeGitHub()
+    head = fake.seed_branch(REPO, BRANCH, {"queue.json": "[]"})
+    fake.fail("POST", "/graphql", 413)
+    store = GitHubStore(app_for(fake, settings).installation(1), REPO)
+    assert store.write_json_cas("queue.json", lambda value: [*value, "a"], "add a") == ["a"]
+    assert fake.calls().count("POST /api/graphql") == 1 and f"POST /repos/{REPO}/git/blobs" in fake.calls()
+    assert fake.commits[fake.refs[(REPO, BRANCH)]]["parents"] == [head]
+    assert json.loads(fake.files_at(REPO, BRANCH)["queue.json"]) == ["a"]
 
 
 def test_the_older_way_still_refuses_a_branch_that_moved(settings: ServiceSettings) -> None:
@@ -149,6 +190,6 @@ def test_the_readme_says_when_a_save_goes_the_older_way() -> None:
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert (
         "A save that `createCommitOnBranch` refuses for a reason other than a moved branch, a missing branch or a "
-        "missing permission (a request over GitHub's size limits, say) is made the older way instead: a tree, a "
-        "commit and a fast-forward of the branch, which a branch moved meanwhile still refuses"
+        "missing permission (a request over GitHub's size limits, say) is made the older way instead: a blob for each "
+        "file, a tree, a commit and a fast-forward of the branch, which a branch moved meanwhile still refuses"
     ) in text

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
 from app.engine.record import Status
@@ -159,6 +160,8 @@ def test_the_fake_refuses_what_githubs_schema_lacks() -> None:
     assert graphql_input_problem({"made": good, "left": left}) is None
     assert graphql_input_problem({"made": good | {"head_sha": "a"}, "left": left}) is not None
     assert graphql_input_problem({"made": good | {"status": "in_progress"}, "left": left}) is not None
+    # CheckStatusState has REQUESTED, the input's RequestableCheckStatusState not (octokit/graphql-schema)
+    assert graphql_input_problem({"made": good | {"status": "REQUESTED"}, "left": left}) is not None
     assert graphql_input_problem({"made": good, "left": {"checkRunId": "CR_1"}}) is not None
     assert graphql_input_problem({"made": good | {"output": {"title": "t"}}, "left": left}) is not None
 
@@ -176,3 +179,60 @@ def test_without_the_checks_permission_the_comment_still_shows_each_transition(w
     body = world.fake.comments[comment]["body"]
     assert PROGRESS not in body  # no check run shows the progress
     assert "**stage** `build`" in body  # the comment shows where the run is now
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [httpx.Response(200, json={}), httpx.Response(200, text="<html>unicorn</html>")],
+    ids=["neither data nor errors", "not json"],
+)
+def test_an_unreadable_answer_to_the_move_reads_what_github_shows(world: World, answer: httpx.Response) -> None:
+    # SPEC W5: an answer that is no GraphQL response (githubkit's model refuses it) says nothing of whether the check
+    # was made: the checks are read and the check shown on the head, as for a refused move; no traceback, no 5xx
+    issue, head = moved_head(world)
+    world.fake._move_check = lambda variables: answer  # type: ignore[method-assign]
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
+    assert world.run(issue).stage == "build"
+
+
+def test_a_move_whose_new_check_is_refused_but_old_one_marked_still_ends_with_one_check_on_the_head(
+    world: World,
+) -> None:
+    # SPEC W5: GitHub runs both mutations and answers each on its own; the new check refused, the old one marked
+    # moved on all the same: the checks are read and the check made on the head, none left in progress behind
+    issue, head = moved_head(world)
+    (old,) = [check for (repo, _), check in known_checks(world.runs()).items() if repo == REPO]
+    world.fake._graphql_create_check = lambda given: "Something went wrong"  # type: ignore[method-assign]
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    checks = world.fake.checks_of(f"issue-{issue}")
+    assert [c["head_sha"] for c in checks if c["status"] == "in_progress"] == [head]
+    assert world.fake.check_runs[old.id]["output"]["title"] == f"moved to {head[:7]}"
+
+
+def test_a_move_refused_for_the_checks_permission_leaves_the_comment_to_show_the_transition(world: World) -> None:
+    # the permission withdrawn while a run works: GitHub refuses both mutations with FORBIDDEN (GraphQL answers
+    # 200); as for REST's 403, the delivery succeeds and the status comment shows where the run is now
+    issue, _ = moved_head(world)
+    refused = {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
+    errors = [refused | {"path": [alias]} for alias in ("made", "left")]
+    answer = httpx.Response(200, json={"data": {"made": None, "left": None}, "errors": errors})
+    world.fake._move_check = lambda variables: answer  # type: ignore[method-assign]
+    world.fake.fail("GET", "/check-runs", 403, times=1000)
+    world.fake.fail("POST", "/check-runs", 403, times=1000)
+    comment = int(world.run(issue).links["status_comment"])
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    assert world.run(issue).stage == "build"
+    assert "**stage** `build`" in world.fake.comments[comment]["body"]
+
+
+def test_an_unreadable_answer_to_the_branch_checks_read_reads_the_head_the_plain_way(world: World) -> None:
+    # the read of the branch's checks answered 200 with no GraphQL response: as when GitHub refuses it, the head is
+    # read the plain way and the check made there; the delivery does not fail on pydantic's ValidationError
+    issue, head = moved_head(world)
+    known_checks(world.runs()).clear()  # another process's transition: the checks are read
+    world.fake._branch_checks = lambda variables: httpx.Response(200, json={})  # type: ignore[method-assign]
+    world.job_done(issue, 2, "review", "VERDICT: FAIL")
+    newest = world.fake.checks_of(f"issue-{issue}")[-1]
+    assert newest["head_sha"] == head and "at build" in newest["output"]["title"]
