@@ -275,6 +275,7 @@ def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, 
         model=order.model,
         tools=order.tools,
         timeout_s=settings.timeout_s,
+        max_tokens=order.max_tokens,
         environment=environment,
     )
 

@@ -35,6 +35,7 @@ class Order:
     role: str | None = None  # the role that carries the mission's capability (SPEC U1, G4), if a team has one
     model: str | None = None  # the role's model; else the agent's own default
     tools: tuple[str, ...] = ()  # the role's tool whitelist; empty: no whitelist
+    max_tokens: int | None = None  # the role's `maxTokens`, the bound of an HTTP agent's answer (issue 17)
 
 
 def role_for(team: Team | None, capability: str) -> Role | None:
@@ -97,6 +98,8 @@ def _role_fields(role: Role) -> dict[str, Any]:
         fields["model"] = role.model
     if role.tools:
         fields["tools"] = list(role.tools)
+    if role.max_tokens:
+        fields["max_tokens"] = role.max_tokens
     return fields
 
 
@@ -117,9 +120,15 @@ def read_order(data: dict[str, Any]) -> Order:
             role=_text(data.get("role")),
             model=_text(data.get("model")),
             tools=_read_tools(data.get("tools")),
+            max_tokens=_positive(data.get("max_tokens")),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"the mission order has no valid {exc}") from None
+
+
+def _positive(value: Any) -> int | None:
+    """A bound of the order: a whole number above 0, else none (the agent's default)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _text(value: Any) -> str | None:
