@@ -74,6 +74,7 @@ def test_the_overflow_paragraph_names_the_shapes_recognised_and_the_agents_own_l
     line = quoted(text, "the prompt exceeds the model's context").removesuffix("…")
     assert failed.answer.startswith(line) and len(stand_in.requests) == 2
     assert "sent once more" in text and "fails at the first overflow" in text
+    assert "writes the shorter prompt into the mission's order" in text  # tests/runner/test_order_bounds.py
 
 
 def test_the_charging_paragraph_says_what_the_usage_counts() -> None:

@@ -13,6 +13,7 @@ from app.engine.team import parse_team
 from app.runner.job import JobSettings, _call
 from app.runner.orders import mission_order, read_order, role_for
 from app.store.journal import encode_json
+from tests.engine.test_overflow_prompt import DRAFT, review_after_two_drafts
 from tests.runner.test_roles import dispatch
 
 TEAM = parse_team({"roles": {"triager": {"capabilities": ["coding"], "agent": "openai:gemma", "maxTokens": 256}}})
@@ -40,3 +41,14 @@ def test_a_bound_that_is_no_positive_whole_number_is_refused_with_its_path(bound
     with pytest.raises(TeamInvalid) as caught:
         parse_team({"roles": {"dev": {"capabilities": ["coding"], "maxTokens": bound}}})
     assert "roles.0.maxTokens" in str(caught.value), caught.value
+
+
+def test_an_order_holds_the_shorter_prompt_the_job_sends_after_a_context_overflow() -> None:
+    # issue 17, item 1: the job cannot rebuild a prompt (its order holds no context), so the order carries it
+    effect = review_after_two_drafts().dispatched()
+    order = read_order(json.loads(encode_json(mission_order(effect))))
+    assert order.shorter_prompt is not None and len(order.shorter_prompt) < len(order.prompt) - len(DRAFT)
+    assert "more bytes in mission record #3" in order.shorter_prompt
+    call = _call(SimpleNamespace(id="r"), order, JobSettings(workdir=Path("."), run_id="r", seq=1), {})  # type: ignore[arg-type]
+    assert call.shorter is not None and call.shorter() == order.shorter_prompt
+    assert "shorter_prompt" not in mission_order(dispatch())  # a first mission: nothing to cut
