@@ -18,6 +18,9 @@ from typing import Any, Protocol
 from app.engine.record import MissionKind, MissionStatus, Usage
 
 DEFAULT_TIMEOUT_S = 3600.0
+# The longest answer a chat API may write when the role sets no `maxTokens`: both HTTP presets send it, so a
+# model cannot write until its context is full and push the next prompt past it (issue 17).
+DEFAULT_MAX_TOKENS = 8192
 NOT_ENFORCED = "not enforced"  # what the record and the journey say of a whitelist an agent cannot keep to
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"})  # tools that can change files
 
@@ -38,6 +41,7 @@ class AgentCall:
     tools: tuple[str, ...] = ()
     model: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    max_tokens: int | None = None  # the role's bound on the answer's tokens; None: DEFAULT_MAX_TOKENS
     env: dict[str, str] = field(default_factory=dict)
     # The whole environment of the agent's process before the mission's variables, when the caller built one
     # from an allow-list (an Actions job: app/agents/environment.py); None inherits the caller's (a local run).
@@ -49,6 +53,10 @@ class AgentCall:
     # shell writes it down, so that an agent left running by a runner that died is stopped before the run
     # goes on (app/local/leftovers.py).
     on_start: Callable[[int], None] | None = field(default=None, compare=False, repr=False)
+    # Builds the same mission's prompt with its context compacted harder (``app.engine.prompt.overflow_parts``),
+    # or None when nothing is left to cut: an HTTP agent whose server says the prompt exceeds the model's
+    # context retries once with it. None (a job's order, a decision): no shorter prompt exists.
+    shorter: Callable[[], str | None] | None = field(default=None, compare=False, repr=False)
 
     def variables(self) -> dict[str, str]:
         return {

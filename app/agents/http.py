@@ -1,10 +1,14 @@
 """Chat APIs as agents, through httpx: any OpenAI-compatible server (hosted, vLLM, Ollama) and Anthropic.
 
-A chat API cannot edit files, so these suit judging, triage, decisions and advice. Each request has a
-timeout; 429 and 5xx answers and network errors are retried with backoff, honouring ``retry-after``. A
-server that cannot be reached at all (refused, unknown host) is tried once more after a short pause and
-then named in one line, and a hosted API without its key fails before any request. The cost is worked out
-from the tokens and a price table (``app/agents/prices.py``): an estimate, or unknown — never a silent $0.
+A chat API cannot edit files, so these suit judging, triage, decisions and advice. Each request bounds the
+answer (``max_tokens``: the role's ``maxTokens``, else ``DEFAULT_MAX_TOKENS``) and has a timeout; 429 and 5xx
+answers and network errors are retried with backoff, honouring ``retry-after``, but a read timeout is not: the
+server goes on generating the abandoned answer. A server that cannot be reached at all (refused, unknown host)
+is tried once more after a short pause and then named in one line, and a hosted API without its key fails
+before any request. A prompt the server says exceeds the model's context (``app/agents/overflow.py``) is sent
+once more with its context compacted harder. Every request the server received is a call in the usage (SPEC
+P2). The cost is worked out from the tokens and a price table (``app/agents/prices.py``): an estimate, or
+unknown — never a silent $0.
 """
 
 from __future__ import annotations
@@ -13,18 +17,20 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 
-from app.agents.base import NOT_ENFORCED, AgentCall, AgentOutcome
+from app.agents.base import DEFAULT_MAX_TOKENS, NOT_ENFORCED, AgentCall, AgentOutcome
+from app.agents.overflow import overflow_message
 from app.agents.prices import ModelPrice, PriceTable, price_table
 from app.engine.record import MissionStatus, Usage
 
 RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 CONNECT_RETRIES = 1  # a server that refuses or has no address is unlikely to appear within seconds
 CONNECT_PAUSE_S = 1.0
+OVERFLOW = "the prompt exceeds the model's context"
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,7 @@ class Problem:
     status: MissionStatus = MissionStatus.FAILED
     unreachable: bool = False
     final: bool = False
+    received: bool = True  # the server got the request (all but an unreachable server or a bad URL)
 
 
 class ChatAgent:
@@ -63,7 +70,7 @@ class ChatAgent:
         self.retries = retries
         self.transport = transport
         self.sleep = sleep
-        self.prices = prices or price_table()
+        self.prices = (prices or price_table()).for_endpoint(self.base_url)
 
     def request(self, call: AgentCall) -> tuple[str, dict[str, str], dict[str, Any]]:
         raise NotImplementedError
@@ -87,19 +94,37 @@ class ChatAgent:
         started = time.monotonic()
         missing = self.missing_key()
         if missing is not None:
-            return self._failed(call, Problem(missing, final=True), started)
-        url, headers, body = self.request(call)
+            return self._failed(call, Problem(missing, final=True), started, 0)
+        tally = Tally()
         with httpx.Client(timeout=min(self.timeout_s, call.timeout_s), transport=self.transport) as client:
-            answer = self._send(client, url, headers, body)
+            answer = self._send(client, call, tally)
+            overflow = _overflow(answer)
+            if overflow is not None:
+                answer = self._retry_shorter(client, call, overflow, tally)
         if isinstance(answer, Problem):
-            return self._failed(call, answer, started)
-        return self._outcome(call, answer, time.monotonic() - started)
+            return self._failed(call, answer, started, tally.sent)
+        return self._outcome(call, answer, time.monotonic() - started, tally.sent)
 
-    def _send(
-        self, client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any]
+    def _retry_shorter(
+        self, client: httpx.Client, call: AgentCall, overflow: str, tally: Tally
     ) -> httpx.Response | Problem:
-        """The answer, or the problem of the last attempt. Unreachable servers get one more try after a
-        short pause, not the full backoff: a mission should not wait long to learn a server is down."""
+        """The prompt exceeded the model's context: once more with its context compacted harder
+        (``AgentCall.shorter``). No shorter prompt, or a second overflow, fails the mission naming the cause."""
+        shorter = call.shorter() if call.shorter is not None else None
+        if not shorter or len(shorter) >= len(call.prompt):
+            return Problem(f"{OVERFLOW} and there is no shorter context to retry with: {overflow}")
+        answer = self._send(client, replace(call, prompt=shorter), tally)
+        again = _overflow(answer)
+        if again is not None:
+            return Problem(f"{OVERFLOW}, even with its context cut by the compaction tiers: {again}")
+        return answer
+
+    def _send(self, client: httpx.Client, call: AgentCall, tally: Tally) -> httpx.Response | Problem:
+        """The answer, or the problem of the last attempt; ``tally`` counts the requests the server received.
+        Unreachable servers get one more try after a short pause, not the full backoff: a mission should not
+        wait long to learn a server is down. A read timeout is not tried again: the server is still generating
+        the answer nobody will read, and a second request would only queue behind it."""
+        url, headers, body = self.request(call)
         problem, unreachable = Problem("no attempt made"), 0
         for attempt in range(self.retries + 1):
             try:
@@ -107,27 +132,41 @@ class ChatAgent:
             except httpx.HTTPError as exc:
                 problem = _problem(url, exc, self.timeout_s)
                 unreachable += problem.unreachable
+                tally.sent += problem.received
                 if problem.final or attempt >= self.retries or unreachable > CONNECT_RETRIES:
                     break
                 self.sleep(CONNECT_PAUSE_S if problem.unreachable else _backoff(attempt, None))
                 continue
+            tally.sent += 1
             if response.status_code in RETRYABLE and attempt < self.retries:
                 self.sleep(_backoff(attempt, response.headers.get("retry-after")))
                 continue
             return response
         return problem
 
-    def _failed(self, call: AgentCall, problem: Problem, started: float) -> AgentOutcome:
+    def max_tokens(self, call: AgentCall) -> int:
+        """The bound on the answer: the role's ``maxTokens``, else the default both presets share."""
+        return call.max_tokens or DEFAULT_MAX_TOKENS
+
+    def _charged(self, call: AgentCall, sent: int, unknown: bool = False) -> Usage:
+        """The usage of requests that got no answer to read: each is charged (SPEC P2) with no tokens; its cost
+        is unknown when the server may have generated an answer nobody read (a timeout), or has no price."""
+        usage = self.prices.estimate(Usage(calls=sent), call.model or self.model) if sent else Usage()
+        return usage.but(cost_usd=None, estimated=False) if unknown and sent else usage
+
+    def _failed(self, call: AgentCall, problem: Problem, started: float, sent: int) -> AgentOutcome:
+        elapsed = round(time.monotonic() - started, 3)
         return AgentOutcome(
             status=problem.status,
             answer=problem.text,
             agent=self.name,
             model=call.model or self.model,
-            duration_s=round(time.monotonic() - started, 3),
+            duration_s=elapsed,
+            usage=self._charged(call, sent, problem.status is MissionStatus.TIMEOUT).but(seconds=elapsed),
             tool_scope=self.tool_scope(call.tools),
         )
 
-    def _outcome(self, call: AgentCall, response: httpx.Response, elapsed: float) -> AgentOutcome:
+    def _outcome(self, call: AgentCall, response: httpx.Response, elapsed: float, sent: int) -> AgentOutcome:
         base = AgentOutcome(
             status=MissionStatus.FAILED,
             answer="",
@@ -135,6 +174,7 @@ class ChatAgent:
             model=call.model or self.model,
             duration_s=round(elapsed, 3),
             exit_code=response.status_code,
+            usage=self._charged(call, sent).but(seconds=round(elapsed, 3)),
             tool_scope=self.tool_scope(call.tools),
         )
         if response.status_code >= 400:
@@ -143,9 +183,23 @@ class ChatAgent:
             answer, usage, model = self.read(response.json())
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
-        usage = self.prices.estimate(usage, model, call.model or self.model).but(seconds=round(elapsed, 3))
+        usage = self.prices.estimate(usage.but(calls=sent), model, call.model or self.model)
         used = model or call.model or self.model
-        return base.with_(status=MissionStatus.DONE, answer=answer, usage=usage, model=used)
+        done = usage.but(seconds=round(elapsed, 3))
+        return base.with_(status=MissionStatus.DONE, answer=answer, usage=done, model=used)
+
+
+@dataclass
+class Tally:
+    """The requests of one mission the server received: every one is a call charged (SPEC P2)."""
+
+    sent: int = 0
+
+
+def _overflow(answer: httpx.Response | Problem) -> str | None:
+    if isinstance(answer, Problem):
+        return None
+    return overflow_message(answer.status_code, answer.text)
 
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
@@ -157,13 +211,14 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
 def _problem(url: str, exc: httpx.HTTPError, timeout_s: float) -> Problem:
     """One line naming what went wrong with ``url``: unreachable, slow, or a broken exchange."""
     if isinstance(exc, httpx.ConnectError):
-        return Problem(f"cannot reach {url}: {_connect_cause(exc, url)}", unreachable=True)
-    if isinstance(exc, httpx.ConnectTimeout):
-        return Problem(f"cannot reach {url}: no connection within {timeout_s:g}s", unreachable=True)
+        return Problem(f"cannot reach {url}: {_connect_cause(exc, url)}", unreachable=True, received=False)
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+        return Problem(f"cannot reach {url}: no connection within {timeout_s:g}s", unreachable=True, received=False)
     if isinstance(exc, httpx.TimeoutException):
-        return Problem(f"{url} timed out: no answer within {timeout_s:g}s", MissionStatus.TIMEOUT)
+        text = f"{url} timed out: no answer within {timeout_s:g}s (not retried: the server may still be generating it)"
+        return Problem(text, MissionStatus.TIMEOUT, final=True)
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return Problem(f"cannot reach {url}: {_one_line(str(exc))}", final=True)
+        return Problem(f"cannot reach {url}: {_one_line(str(exc))}", final=True, received=False)
     return Problem(f"{url}: {type(exc).__name__}: {_one_line(str(exc))}")
 
 
@@ -199,7 +254,11 @@ class OpenAIChatAgent(ChatAgent):
         headers = {"content-type": "application/json"}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
-        body = {"model": call.model or self.model, "messages": [{"role": "user", "content": call.prompt}]}
+        body = {
+            "model": call.model or self.model,
+            "max_tokens": self.max_tokens(call),
+            "messages": [{"role": "user", "content": call.prompt}],
+        }
         return f"{self.base_url}/chat/completions", headers, body
 
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
@@ -216,7 +275,6 @@ class AnthropicAgent(ChatAgent):
     key_variable = "ANTHROPIC_API_KEY"
     hosted_host = "api.anthropic.com"
     version = "2023-06-01"
-    max_tokens = 8192
 
     def request(self, call: AgentCall) -> tuple[str, dict[str, str], dict[str, Any]]:
         headers = {"content-type": "application/json", "anthropic-version": self.version}
@@ -224,7 +282,7 @@ class AnthropicAgent(ChatAgent):
             headers["x-api-key"] = self.api_key
         body = {
             "model": call.model or self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens(call),
             "messages": [{"role": "user", "content": call.prompt}],
         }
         return f"{self.base_url}/v1/messages", headers, body

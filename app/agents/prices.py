@@ -3,17 +3,21 @@
 The prices ship in one dated file, ``prices.json`` beside this module, and the local configuration can
 override or add models (``prices: {MODEL: {input: X, output: Y}}``, USD per million tokens). A cost worked
 out from them is marked an estimate; a model with no price has an unknown cost (``None``), never 0 —
-counting it as free would let it slip past a cost limit unseen.
+counting it as free would let it slip past a cost limit unseen. A server of your own (a base URL on a loopback
+or private address, or ``localhost``) is priced by the configuration alone: the model it serves under a
+shipped name is not the provider's, and what it costs (0 included) is yours to say.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,11 +40,20 @@ class ModelPrice(BaseModel):
 class PriceTable:
     prices: Mapping[str, ModelPrice]
     as_of: str
+    configured: frozenset[str] = frozenset()  # the models the configuration priced, lower case
 
     def with_overrides(self, overrides: Mapping[str, ModelPrice] | None) -> PriceTable:
         if not overrides:
             return self
-        return PriceTable({**self.prices, **{name.lower(): p for name, p in overrides.items()}}, self.as_of)
+        given = {name.lower(): p for name, p in overrides.items()}
+        return PriceTable({**self.prices, **given}, self.as_of, self.configured | given.keys())
+
+    def for_endpoint(self, base_url: str) -> PriceTable:
+        """The prices that hold for a server at ``base_url``: all of them, or for a server of your own only
+        those the configuration gave (issue 17: a local model is never priced by default, 0 included)."""
+        if not is_own_server(base_url):
+            return self
+        return PriceTable({name: self.prices[name] for name in self.configured}, self.as_of, self.configured)
 
     def find(self, model: str | None) -> ModelPrice | None:
         """The price of ``model``, also under its name without a date or ``-latest`` suffix, as APIs answer
@@ -70,3 +83,23 @@ def shipped_prices() -> PriceTable:
 
 def price_table(overrides: Mapping[str, ModelPrice] | None = None) -> PriceTable:
     return shipped_prices().with_overrides(overrides)
+
+
+def is_own_server(base_url: str) -> bool:
+    """A base URL on ``localhost``, a loopback, private or link-local address: a server of your own, not a
+    provider's API."""
+    host = _host(base_url).strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""

@@ -7,6 +7,9 @@ contract and the two reserved verdicts), because agents weigh the end of a promp
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from app.engine.context import Tiers, compact_into
 from app.engine.effects import PromptParts
 from app.engine.record import MissionKind
 from app.engine.team import Role
@@ -47,3 +50,16 @@ def _role_section(parts: PromptParts, role: Role | None) -> str:
         "Work in the current directory. Do not create branches, push or merge: Interlock commits your changes."
     )
     return "\n".join(lines)
+
+
+def overflow_parts(parts: PromptParts) -> PromptParts | None:
+    """The parts of a prompt the model's server refused as longer than its context, compacted by the tightest
+    tiers that still show the newest result: that one cut to the cut tier's size, every older one reduced to
+    its header and routing lines, as history. The request, the stage's instructions and the verdict contract
+    stay whole (SPEC C1). ``None`` when that cuts nothing: no shorter prompt exists."""
+    context = parts.context_data
+    tight = Tiers(intact=0, cut=1, cut_bytes=context.tiers.cut_bytes)
+    shorter = context.but(results=list(context.results), tiers=tight)
+    if not compact_into(shorter):
+        return None
+    return replace(parts, context_data=shorter.but(tiers=context.tiers))

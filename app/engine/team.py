@@ -21,6 +21,9 @@ class Role(StrictModel):
     deliverables: list[str] = Field(default_factory=list)
     agent: str | None = None
     model: str | None = None
+    # The longest answer, in tokens, an HTTP agent (`openai:`, `anthropic:`) may write for this role; unset:
+    # app.agents.base.DEFAULT_MAX_TOKENS. A small model's context needs a small bound (issue 17).
+    max_tokens: int | None = Field(None, alias="maxTokens", ge=1)
 
 
 class Team(StrictModel):

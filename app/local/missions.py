@@ -19,8 +19,9 @@ from app.agents.base import AgentCall, AgentOutcome
 from app.agents.spec import agent_from_spec
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
 from app.engine.events import Event, GitState, MissionFinished
-from app.engine.prompt import assemble_prompt
+from app.engine.prompt import assemble_prompt, overflow_parts
 from app.engine.record import MissionKind, MissionStatus, Run
+from app.engine.team import Role
 from app.local import satellites
 from app.local.config import (
     WAYS_TO_NAME_AN_AGENT,
@@ -62,7 +63,8 @@ def run_mission(
     before = head_of(tree)
     role = role_for(config, effect.capability)
     trees = satellites.check_out(run)  # SPEC U7: each satellite's worktree, named in the prompt
-    prompt = assemble_prompt(effect.prompt, role) + satellites.prompt_note(run, trees)
+    note = satellites.prompt_note(run, trees)
+    prompt = assemble_prompt(effect.prompt, role) + note
     call = AgentCall(
         prompt=prompt,
         workdir=tree,
@@ -76,8 +78,10 @@ def run_mission(
         model=role.model if role else None,
         tools=tuple(role.tools) if role else (),
         timeout_s=config.timeout_s,
+        max_tokens=role.max_tokens if role else None,
         on_session=on_session,
         on_start=on_start,
+        shorter=lambda: _shorter_prompt(effect, role, note),
     )
     outcome = masked_outcome(run_check(call, effect.check) if effect.check is not None else _run_agent(config, call))
     message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
@@ -94,6 +98,13 @@ def run_mission(
     meant = None if effect.check is not None else Assignment(call.capability, named, call.model, call.tools)
     call_of = (effect.seq, effect.stage, effect.key)
     return _finished(run.id, call_of, effect.kind, outcome, prompt, commits, git, meant, landed)
+
+
+def _shorter_prompt(effect: DispatchMission, role: Role | None, note: str) -> str | None:
+    """The mission's prompt with its context compacted harder, for a server that found it too long for the
+    model's context (issue 17); None when nothing is left to cut."""
+    parts = overflow_parts(effect.prompt)
+    return None if parts is None else assemble_prompt(parts, role) + note
 
 
 def _finished(

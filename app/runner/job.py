@@ -129,7 +129,9 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
     bases = check_out(run, settings.workdir, main_url(remote), token)  # SPEC U7: beside the main checkout
-    order = replace(order, prompt=order.prompt + prompt_note(run, settings.workdir))
+    note = prompt_note(run, settings.workdir)
+    shorter = order.shorter_prompt and order.shorter_prompt + note
+    order = replace(order, prompt=order.prompt + note, shorter_prompt=shorter)
     handoff.mkdir(parents=True, exist_ok=True)
     outcome = masked_outcome(_work(run, order, settings, env, listed), Redactor(env))  # the hand-off holds none
     remote = Remote(settings.workdir, remote=settings.remote)  # no token from here on: a process the agent left
@@ -275,6 +277,8 @@ def _call(run: Run, order: Order, settings: JobSettings, environment: dict[str, 
         model=order.model,
         tools=order.tools,
         timeout_s=settings.timeout_s,
+        max_tokens=order.max_tokens,
+        shorter=(lambda: order.shorter_prompt) if order.shorter_prompt else None,
         environment=environment,
     )
 

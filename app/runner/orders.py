@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from app.agents.prices import ModelPrice
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission
-from app.engine.prompt import assemble_prompt
+from app.engine.prompt import assemble_prompt, overflow_parts
 from app.engine.record import Advice, MissionKind
 from app.engine.team import Role, Team
 
@@ -35,6 +35,8 @@ class Order:
     role: str | None = None  # the role that carries the mission's capability (SPEC U1, G4), if a team has one
     model: str | None = None  # the role's model; else the agent's own default
     tools: tuple[str, ...] = ()  # the role's tool whitelist; empty: no whitelist
+    max_tokens: int | None = None  # the role's `maxTokens`, the bound of an HTTP agent's answer (issue 17)
+    shorter_prompt: str | None = None  # the prompt with its context compacted harder, for a context overflow
 
 
 def role_for(team: Team | None, capability: str) -> Role | None:
@@ -72,6 +74,7 @@ def _order_fields(
             "check": effect.check,
             "session_id": effect.session_id,
             **(_role_fields(role) if role is not None and effect.check is None else {}),
+            **(_shorter_field(effect, role) if effect.check is None else {}),
         }
     kind = MissionKind.DECIDE if isinstance(effect, AskDecision) else MissionKind.ADVISOR
     prompt = effect.prompt if isinstance(effect, AskDecision) else effect.question
@@ -88,6 +91,13 @@ def _order_fields(
     }
 
 
+def _shorter_field(effect: DispatchMission, role: Role | None) -> dict[str, Any]:
+    """The prompt an HTTP agent sends once more when the server finds the first longer than the model's context
+    (issue 17): the job cannot rebuild it, the order holds no context. None when nothing is left to cut."""
+    parts = overflow_parts(effect.prompt)
+    return {} if parts is None else {"shorter_prompt": assemble_prompt(parts, role)}
+
+
 def _role_fields(role: Role) -> dict[str, Any]:
     """What a role puts in a mission's order: its name always, its agent, model and tools when it names them."""
     fields: dict[str, Any] = {"role": role.name}
@@ -97,6 +107,8 @@ def _role_fields(role: Role) -> dict[str, Any]:
         fields["model"] = role.model
     if role.tools:
         fields["tools"] = list(role.tools)
+    if role.max_tokens:
+        fields["max_tokens"] = role.max_tokens
     return fields
 
 
@@ -117,9 +129,16 @@ def read_order(data: dict[str, Any]) -> Order:
             role=_text(data.get("role")),
             model=_text(data.get("model")),
             tools=_read_tools(data.get("tools")),
+            max_tokens=_positive(data.get("max_tokens")),
+            shorter_prompt=_text(data.get("shorter_prompt")),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"the mission order has no valid {exc}") from None
+
+
+def _positive(value: Any) -> int | None:
+    """A bound of the order: a whole number above 0, else none (the agent's default)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _text(value: Any) -> str | None:

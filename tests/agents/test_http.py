@@ -75,7 +75,9 @@ def test_openai_request_is_a_bearer_post_to_chat_completions(sleeps: Sleeps) -> 
     assert request.method == "POST"
     assert str(request.url) == OPENAI_URL
     assert request.headers["authorization"] == "Bearer sk-test"
-    assert json.loads(request.content) == {"model": "gpt-x", "messages": [{"role": "user", "content": PROMPT}]}
+    # issue 17: the answer is bounded (the default, as the Anthropic preset's)
+    expected = {"model": "gpt-x", "max_tokens": 8192, "messages": [{"role": "user", "content": PROMPT}]}
+    assert json.loads(request.content) == expected
     assert outcome.status is MissionStatus.DONE
     assert outcome.answer == "The plan is complete.\nVERDICT: YES"
     assert (outcome.usage.input_tokens, outcome.usage.output_tokens, outcome.usage.calls) == (321, 12, 1)
@@ -174,14 +176,16 @@ def test_always_500_fails_after_retries_plus_one_requests(sleeps: Sleeps, retrie
 
 
 @respx.mock
-def test_a_timeout_every_time_is_a_timeout(sleeps: Sleeps) -> None:
-    # SPEC E1: a timeout is a mission status of its own
+def test_a_read_timeout_is_a_timeout_and_not_retried(sleeps: Sleeps) -> None:
+    # SPEC E1: a timeout is a mission status of its own; issue 17: the server is still generating the
+    # abandoned answer, so a read timeout is not sent again, and the one request is charged (SPEC P2)
     route = respx.post(OPENAI_URL).mock(side_effect=httpx.ReadTimeout("read timed out"))
     outcome = openai(sleeps, retries=2).run(make_call())
     assert outcome.status is MissionStatus.TIMEOUT
-    assert route.call_count == 3
-    assert "timed out" in outcome.answer
-    assert sleeps == [1, 2]
+    assert route.call_count == 1
+    assert "timed out" in outcome.answer and "not retried" in outcome.answer
+    assert sleeps == []
+    assert outcome.usage.calls == 1 and outcome.usage.cost_usd is None
 
 
 @respx.mock

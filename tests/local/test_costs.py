@@ -73,7 +73,10 @@ def run_with(tmp_path: Path, agent: str, **config: Any) -> tuple[LocalShell, Any
 
 def test_a_priced_model_is_shown_as_an_estimate_everywhere(tmp_path: Path, server: str) -> None:
     # SPEC W2, W3, P3: journey, money and status show the cost; an estimate is marked with ~
-    shell, run = run_with(tmp_path, f"openai:gpt-4o-mini@{server}")
+    # a server on loopback is one of your own, priced by the configuration alone (issue 17): the shipped price
+    # of gpt-4o-mini, given explicitly, stands in for the hosted API here
+    prices = {"gpt-4o-mini": ModelPrice(input=0.15, output=0.6)}
+    shell, run = run_with(tmp_path, f"openai:gpt-4o-mini@{server}", prices=prices)
     assert run.status is Status.AWAITING_MERGE
     money = render_money(money_rows(run))
     # 1000 x $0.15 + 100 x $0.60 per million tokens, twice

@@ -1,0 +1,59 @@
+"""Telling a context overflow from any other refusal of a chat API, in the words the servers really use.
+
+Why: a prompt longer than the model's context is the one HTTP 400 that a shorter prompt can cure, so the agent
+retries it once with the context compacted harder (``AgentCall.shorter``) and fails any other 400 at once. The
+shapes recognised, as each server sends them:
+
+- OpenAI: ``{"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages
+  resulted in 9000 tokens. ...", "type": "invalid_request_error", "code": "context_length_exceeded"}}``;
+- llama-cpp-python's server: the same ``code``, with "… However, you requested 2134 tokens (1110 in the messages,
+  1024 in the completion). …";
+- vLLM: ``{"object": "error", "message": "This model's maximum context length is 2048 tokens. However, you
+  requested 2134 tokens …", "type": "BadRequestError", "code": 400}``;
+- llama.cpp's ``llama-server``: ``{"error": {"code": 400, "message": "the request exceeds the available context
+  size, try increasing it", "type": "exceed_context_size_error"}}``;
+- Anthropic: ``{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long:
+  208310 tokens > 200000 maximum"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+OVERFLOW_WORDS = re.compile(
+    r"maximum context length|context window|exceeds? the (?:available )?context|context size|prompt is too long",
+    re.IGNORECASE,
+)
+
+
+def overflow_message(status: int, text: str) -> str | None:
+    """The server's own words when an answer of ``status`` with body ``text`` says the prompt exceeds the
+    model's context; ``None`` for any other answer."""
+    if status not in (400, 413):
+        return None
+    error = _error_object(text)
+    message = _one_line(str(error.get("message") or text))
+    codes = {str(error.get(key)) for key in ("code", "type")}
+    if codes & OVERFLOW_CODES or OVERFLOW_WORDS.search(message):
+        return message or "the prompt exceeds the model's context"
+    return None
+
+
+def _error_object(text: str) -> dict[str, Any]:
+    """The error object of an answer: ``error`` when it holds one (OpenAI, llama.cpp, Anthropic), else the
+    answer itself (vLLM); empty for an answer that is no JSON object."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    inner = data.get("error")
+    return inner if isinstance(inner, dict) else data
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
