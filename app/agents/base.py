@@ -21,6 +21,9 @@ DEFAULT_TIMEOUT_S = 3600.0
 # The longest answer a chat API may write when the role sets no `maxTokens`: both HTTP presets send it, so a
 # model cannot write until its context is full and push the next prompt past it (issue 17).
 DEFAULT_MAX_TOKENS = 8192
+# A decision answers one label of a closed list (SPEC V8) and has no role to bound it: a small bound keeps a
+# small model's decision within its context (issue 17).
+DECISION_MAX_TOKENS = 512
 NOT_ENFORCED = "not enforced"  # what the record and the journey say of a whitelist an agent cannot keep to
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"})  # tools that can change files
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import httpx
 
-from app.agents.base import DEFAULT_MAX_TOKENS, NOT_ENFORCED, AgentCall, AgentOutcome
-from app.agents.overflow import overflow_message
+from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS, NOT_ENFORCED, AgentCall, AgentOutcome
+from app.agents.overflow import overflow_message, room_for_answer
 from app.agents.prices import ModelPrice, PriceTable, price_table
-from app.engine.record import MissionStatus, Usage
+from app.engine.record import MissionKind, MissionStatus, Usage
 
 RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 CONNECT_RETRIES = 1  # a server that refuses or has no address is unlikely to appear within seconds
@@ -108,8 +108,14 @@ class ChatAgent:
     def _retry_shorter(
         self, client: httpx.Client, call: AgentCall, overflow: str, tally: Tally
     ) -> httpx.Response | Problem:
-        """The prompt exceeded the model's context: once more with its context compacted harder
+        """The prompt and its answer's bound exceeded the model's context: once more, with a bound that fits
+        when the server says the prompt alone fits (``room_for_answer``), else with the context compacted harder
         (``AgentCall.shorter``). No shorter prompt, or a second overflow, fails the mission naming the cause."""
+        room = room_for_answer(overflow)
+        if room is not None and room < self.max_tokens(call):
+            answer = self._send(client, replace(call, max_tokens=room), tally)
+            again = _overflow(answer)
+            return Problem(f"{OVERFLOW}, even with a smaller bound on the answer: {again}") if again else answer
         shorter = call.shorter() if call.shorter is not None else None
         if not shorter or len(shorter) >= len(call.prompt):
             return Problem(f"{OVERFLOW} and there is no shorter context to retry with: {overflow}")
@@ -145,8 +151,11 @@ class ChatAgent:
         return problem
 
     def max_tokens(self, call: AgentCall) -> int:
-        """The bound on the answer: the role's ``maxTokens``, else the default both presets share."""
-        return call.max_tokens or DEFAULT_MAX_TOKENS
+        """The bound on the answer: the role's ``maxTokens``, else the default both presets share; a decision,
+        which has no role and answers one label, ``DECISION_MAX_TOKENS``."""
+        if call.max_tokens:
+            return call.max_tokens
+        return DECISION_MAX_TOKENS if call.kind is MissionKind.DECIDE else DEFAULT_MAX_TOKENS
 
     def _charged(self, call: AgentCall, sent: int, unknown: bool = False) -> Usage:
         """The usage of requests that got no answer to read: each is charged (SPEC P2) with no tokens; its cost

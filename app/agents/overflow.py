@@ -1,4 +1,5 @@
-"""Telling a context overflow from any other refusal of a chat API, in the words the servers really use.
+"""Telling a context overflow from any other refusal of a chat API, in the words the servers really use, and
+whether the prompt itself fits (then only the answer's bound was too large: ``room_for_answer``).
 
 Why: a prompt longer than the model's context is the one HTTP 400 that a shorter prompt can cure, so the agent
 retries it once with the context compacted harder (``AgentCall.shorter``) and fails any other 400 at once. The
@@ -27,6 +28,23 @@ OVERFLOW_WORDS = re.compile(
     r"maximum context length|context window|exceeds? the (?:available )?context|context size|prompt is too long",
     re.IGNORECASE,
 )
+
+
+CONTEXT_LENGTH = re.compile(r"maximum context length is (\d+) tokens", re.IGNORECASE)
+PROMPT_LENGTH = re.compile(r"\((\d+) in the messages,", re.IGNORECASE)
+MIN_ANSWER_TOKENS = 64  # a bound below this leaves no room for an answer worth reading: the context is cut instead
+
+
+def room_for_answer(message: str) -> int | None:
+    """The tokens the model's context leaves for the answer beside the prompt, when the server's words give both
+    (vLLM's, llama-cpp-python's and OpenAI's "maximum context length is 2048 tokens. However, you requested 2134
+    tokens (1110 in the messages, 1024 in the completion)"): then the prompt fits and only the bound was too
+    large. ``None`` when the words do not say, or the prompt leaves under ``MIN_ANSWER_TOKENS``."""
+    context, prompt = CONTEXT_LENGTH.search(message), PROMPT_LENGTH.search(message)
+    if context is None or prompt is None:
+        return None
+    room = int(context.group(1)) - int(prompt.group(1))
+    return room if room >= MIN_ANSWER_TOKENS else None
 
 
 def overflow_message(status: int, text: str) -> str | None:

@@ -11,14 +11,14 @@ import httpx
 import pytest
 import respx
 
-from app.agents.base import DEFAULT_MAX_TOKENS
+from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS
 from app.agents.http import AnthropicAgent, OpenAIChatAgent
-from app.agents.overflow import overflow_message
+from app.agents.overflow import MIN_ANSWER_TOKENS, overflow_message
 from app.agents.prices import ModelPrice, price_table
 from app.agents.spec import agent_from_spec
-from app.engine.record import MissionStatus
+from app.engine.record import MissionKind, MissionStatus
 from tests.agents.llm_server import StandIn, serving, tokens
-from tests.agents.test_http import make_call
+from tests.agents.test_http import PROMPT, make_call
 from tests.agents.test_http_errors import Sleeps
 
 LONG = "x" * 4000  # 1000 tokens of the stand-in
@@ -181,3 +181,35 @@ def test_a_local_servers_model_is_priced_only_by_the_configuration() -> None:
     assert table.for_endpoint("https://api.openai.com/v1").find("gpt-4o-mini") is not None
     for own in ("http://localhost:11434/v1", "http://10.1.2.3:8000/v1", "http://[::1]:8080/v1"):
         assert table.for_endpoint(own).find("gpt-4o-mini") is None, own
+
+
+@pytest.mark.parametrize("style", ["vllm", "openai"])
+def test_a_prompt_that_fits_is_sent_again_with_the_bound_its_context_leaves(style: str) -> None:
+    # issue 17, item 1: "you requested 9240 tokens (1048 in the messages, 8192 in the completion)": the prompt
+    # fits, the default bound does not; the one retry keeps the prompt whole and asks for what is left
+    stand_in = StandIn(n_ctx=2048, style="vllm")
+    with serving(stand_in) as url:
+        outcome = agent(url).run(make_call(prompt=LONG, shorter=lambda: SHORT))
+    assert [body["max_tokens"] for body in stand_in.requests] == [DEFAULT_MAX_TOKENS, 2048 - tokens(LONG)]
+    assert [body["messages"][0]["content"] for body in stand_in.requests] == [LONG, LONG]
+    assert outcome.status is MissionStatus.DONE and outcome.usage.calls == 2  # SPEC P2: both charged
+
+
+def test_a_prompt_that_leaves_no_room_for_an_answer_is_cut_instead() -> None:
+    # under MIN_ANSWER_TOKENS of room, a smaller bound would leave no answer worth reading: the context is cut
+    stand_in = StandIn(n_ctx=tokens(LONG) + MIN_ANSWER_TOKENS - 1, style="vllm")
+    with serving(stand_in) as url:
+        outcome = agent(url).run(make_call(prompt=LONG, max_tokens=512, shorter=lambda: SHORT))
+    assert [body["messages"][0]["content"] for body in stand_in.requests] == [LONG, SHORT]
+    assert outcome.status is MissionStatus.DONE
+
+
+def test_a_decision_is_bounded_by_its_own_default() -> None:
+    # issue 17: a decision has no role to set maxTokens; it answers one label, so it asks for little
+    stand_in = StandIn(n_ctx=2048, style="vllm")
+    with serving(stand_in) as url:
+        decided = agent(url).run(make_call(kind=MissionKind.DECIDE))
+        worked = agent(url).run(make_call(kind=MissionKind.DELIVER))
+    bounds = [body["max_tokens"] for body in stand_in.requests]
+    assert bounds == [DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS, 2048 - tokens(PROMPT)]  # the worker's bound is refit
+    assert decided.status is MissionStatus.DONE and decided.usage.calls == 1 and worked.usage.calls == 2

@@ -9,9 +9,9 @@ import httpx
 import respx
 import yaml
 
-from app.agents.base import DEFAULT_MAX_TOKENS
+from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS
 from app.agents.http import OpenAIChatAgent
-from app.agents.overflow import OVERFLOW_CODES, overflow_message
+from app.agents.overflow import OVERFLOW_CODES, overflow_message, room_for_answer
 from app.agents.prices import ModelPrice
 from app.agents.spec import agent_from_spec
 from app.engine.record import MissionStatus
@@ -49,7 +49,8 @@ def test_the_timeout_sentence_quotes_the_agents_own_line() -> None:
 def test_the_bound_sentence_names_the_default_and_a_role_example_that_reaches_the_request() -> None:
     # issue 17, item 1: the role's maxTokens, else the default, locally and in .github/interlock.yml
     text = paragraph("Bounded answers")
-    assert f"else {DEFAULT_MAX_TOKENS}." in text
+    decision = f"a decision, which has no role and answers one label, {DECISION_MAX_TOKENS}."
+    assert f"else {DEFAULT_MAX_TOKENS}; {decision}" in text
     role = Role.model_validate(yaml.safe_load(quoted(text, "{name: triager")))
     assert role.max_tokens == 512
     repo = parse_config(f"teams: {{core: {{roles: [{quoted(text, '{name: triager')}]}}}}".encode())
@@ -73,7 +74,12 @@ def test_the_overflow_paragraph_names_the_shapes_recognised_and_the_agents_own_l
         failed = OpenAIChatAgent("m", url, None).run(make_call(prompt="x" * 400, shorter=lambda: "y" * 300))
     line = quoted(text, "the prompt exceeds the model's context").removesuffix("…")
     assert failed.answer.startswith(line) and len(stand_in.requests) == 2
-    assert "sent once more" in text and "fails at the first overflow" in text
+    assert "sent once more" in text and "fails at the first overflow a smaller bound cannot cure" in text
+    # the prompt that fits goes again whole with the bound its context leaves (test_http_real_models.py)
+    fits = quoted(text, "… (1048 in the messages")
+    assert room_for_answer(f"maximum context length is 2048 tokens. However, you requested 9240 tokens {fits[2:]}") == (
+        2048 - 1048
+    )
     assert "writes the shorter prompt into the mission's order" in text  # tests/runner/test_order_bounds.py
 
 
