@@ -88,6 +88,9 @@ class AgentOutcome:
     # How the agent kept to the role's tool whitelist: the flags that enforce it, or NOT_ENFORCED; "" when
     # the mission had no whitelist (SPEC U1).
     tool_scope: str = ""
+    # The prompt the agent sent in the end when it was not the call's: an HTTP agent's retry of a context
+    # overflow with its context cut (issue 17). The mission record keeps it beside the prompt it was given.
+    sent_prompt: str | None = None
 
     def with_(self, **changes: Any) -> AgentOutcome:
         return replace(self, **changes)

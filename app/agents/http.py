@@ -102,8 +102,10 @@ class ChatAgent:
             if overflow is not None:
                 answer = self._retry_shorter(client, call, overflow, tally)
         if isinstance(answer, Problem):
-            return self._failed(call, answer, started, tally.sent)
-        return self._outcome(call, answer, time.monotonic() - started, tally.sent)
+            outcome = self._failed(call, answer, started, tally.sent)
+        else:
+            outcome = self._outcome(call, answer, time.monotonic() - started, tally.sent)
+        return outcome.with_(sent_prompt=tally.prompt)
 
     def _retry_shorter(
         self, client: httpx.Client, call: AgentCall, overflow: str, tally: Tally
@@ -119,6 +121,7 @@ class ChatAgent:
         shorter = call.shorter() if call.shorter is not None else None
         if not shorter or len(shorter) >= len(call.prompt):
             return Problem(f"{OVERFLOW} and there is no shorter context to retry with: {overflow}")
+        tally.prompt = shorter
         answer = self._send(client, replace(call, prompt=shorter), tally)
         again = _overflow(answer)
         if again is not None:
@@ -200,9 +203,11 @@ class ChatAgent:
 
 @dataclass
 class Tally:
-    """The requests of one mission the server received: every one is a call charged (SPEC P2)."""
+    """The requests of one mission the server received: every one is a call charged (SPEC P2); and the prompt
+    sent last, when it is not the call's (the retry of a context overflow, with its context cut)."""
 
     sent: int = 0
+    prompt: str | None = None
 
 
 def _overflow(answer: httpx.Response | Problem) -> str | None:

@@ -118,4 +118,5 @@ def outcome_data(outcome: AgentOutcome) -> dict[str, Any]:
         "agent": outcome.agent,
         "model": outcome.model,
         **({"tool_scope": outcome.tool_scope} if outcome.tool_scope else {}),
+        **({"sent_prompt": outcome.sent_prompt} if outcome.sent_prompt is not None else {}),
     }

@@ -75,6 +75,8 @@ def test_the_overflow_paragraph_names_the_shapes_recognised_and_the_agents_own_l
     line = quoted(text, "the prompt exceeds the model's context").removesuffix("…")
     assert failed.answer.startswith(line) and len(stand_in.requests) == 2
     assert "sent once more" in text and "fails at the first overflow a smaller bound cannot cure" in text
+    assert failed.sent_prompt == "y" * 300  # the record's `sent_prompt` (tests/local/test_small_model_run.py)
+    assert "The mission record keeps the prompt sent in the end as `sent_prompt`" in text
     # the prompt that fits goes again whole with the bound its context leaves (test_http_real_models.py)
     fits = quoted(text, "… (1048 in the messages")
     assert room_for_answer(f"maximum context length is 2048 tokens. However, you requested 9240 tokens {fits[2:]}") == (

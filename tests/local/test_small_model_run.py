@@ -17,9 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.store.journal import mission_path
 from tests.agents.llm_server import StandIn, serving
 from tests.helpers import ROOT, edge, graph, node
 from tests.local.harness import make_repo
+from tests.local.test_decide_prose import stored
 
 DRAFT_REVIEW = graph(
     [node("draft", "writing"), node("review", "review")],
@@ -75,6 +77,10 @@ def test_an_overflowing_review_is_cut_once_and_the_ledger_counts_every_request(t
     deliver = ledger["by_category"]["deliver"]
     assert deliver["cost_usd"] == 0.0 and deliver["unknown_costs"] == 0  # priced 0 explicitly: known, not unknown
     assert "more bytes in mission record #1" in stand_in.requests[2]["messages"][0]["content"]
+    # the review's record keeps the prompt it was given and the one it sent in the end, which the server received
+    record = json.loads(stored(tmp_path / "repo", mission_path("r1", 2, "review")))
+    assert record["sent_prompt"] == stand_in.requests[2]["messages"][0]["content"] != record["prompt"]
+    assert "sent_prompt" not in json.loads(stored(tmp_path / "repo", mission_path("r1", 1, "draft")))
 
 
 def test_a_review_still_too_long_after_the_cut_fails_the_run_naming_the_cause(tmp_path: Path) -> None:
