@@ -62,6 +62,7 @@ def test_a_journal_written_by_git_itself_loads_and_takes_new_saves(tmp_path: Pat
     previous = run.version
     d.finish("x")
     store.save(d.run, previous, {mission_path(run.id, 4, "work"): b'{"seq": 4}'})
+    store.close()
     fsck(tmp_path)
     listed = git(tmp_path, "ls-tree", "-r", "--name-only", "interlock/state").decode().split()
     assert sorted(listed) == sorted([*old, mission_path(run.id, 4, "work")])
@@ -93,6 +94,7 @@ def test_spliced_trees_are_the_ones_git_builds_from_the_same_files(tmp_path: Pat
         d.finish("x" + ("\nVERDICT: FAIL" if d.run.stage == "review" else ""))
         store.save(d.run, previous, changes)
         files.update(changes)
+    store.close()  # the pack merge running beside the saves removes the packs it merged: fsck after it
     fsck(tmp_path)
     listed = set(git(tmp_path, "ls-tree", "-r", "--name-only", "interlock/state").decode().split())
     assert listed == {*files, f"runs/{d.run.id}.json"}
