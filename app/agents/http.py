@@ -163,7 +163,7 @@ class ChatAgent:
     def _charged(self, call: AgentCall, sent: int, unknown: bool = False) -> Usage:
         """The usage of requests that got no answer to read: each is charged (SPEC P2) with no tokens; its cost
         is unknown when the server may have generated an answer nobody read (a timeout), or has no price."""
-        usage = self.prices.estimate(Usage(calls=sent), call.model or self.model) if sent else Usage()
+        usage = self.prices.estimate(Usage(calls=sent, requests=sent), call.model or self.model) if sent else Usage()
         return usage.but(cost_usd=None, estimated=False) if unknown and sent else usage
 
     def _failed(self, call: AgentCall, problem: Problem, started: float, sent: int) -> AgentOutcome:
@@ -195,7 +195,7 @@ class ChatAgent:
             answer, usage, model = self.read(response.json())
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
-        usage = self.prices.estimate(usage.but(calls=sent), model, call.model or self.model)
+        usage = self.prices.estimate(usage.but(calls=sent, requests=sent), model, call.model or self.model)
         used = model or call.model or self.model
         done = usage.but(seconds=round(elapsed, 3))
         return base.with_(status=MissionStatus.DONE, answer=answer, usage=done, model=used)
