@@ -270,10 +270,16 @@ class OpenAIChatAgent(ChatAgent):
             headers["authorization"] = f"Bearer {self.api_key}"
         body = {
             "model": call.model or self.model,
-            "max_tokens": self.max_tokens(call),
+            self.bound_field(): self.max_tokens(call),
             "messages": [{"role": "user", "content": call.prompt}],
         }
         return f"{self.base_url}/chat/completions", headers, body
+
+    def bound_field(self) -> str:
+        """OpenAI's own API refuses ``max_tokens`` for its reasoning models (gpt-5, o3: 400 ``unsupported_parameter``)
+        and takes ``max_completion_tokens`` for every current model; a server of your own (vLLM, llama-cpp-python,
+        Ollama) reads ``max_tokens``."""
+        return "max_completion_tokens" if _host(self.base_url) == self.hosted_host else "max_tokens"
 
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
         answer = data["choices"][0]["message"]["content"] or ""
