@@ -5,8 +5,9 @@ answer (``max_tokens``: the role's ``maxTokens``, else ``DEFAULT_MAX_TOKENS``) a
 answers and network errors are retried with backoff, honouring ``retry-after``, but a read timeout is not: the
 server goes on generating the abandoned answer. A server that cannot be reached at all (refused, unknown host)
 is tried once more after a short pause and then named in one line, and a hosted API without its key fails
-before any request. A prompt the server says exceeds the model's context (``app/agents/overflow.py``) is sent
-once more with its context compacted harder. Every request the server received is a call in the usage (SPEC
+before any request. A bound the server refuses as above the model's own limit is sent once more at that limit,
+and a prompt the server says exceeds the model's context (``app/agents/overflow.py``) once more with its context
+compacted harder. Every request the server received is a call in the usage (SPEC
 P2). The cost is worked out from the tokens and a price table (``app/agents/prices.py``): an estimate, or
 unknown — never a silent $0.
 """
@@ -23,7 +24,7 @@ from typing import Any
 import httpx
 
 from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS, NOT_ENFORCED, AgentCall, AgentOutcome
-from app.agents.overflow import overflow_message, room_for_answer
+from app.agents.overflow import answer_limit, overflow_message, room_for_answer
 from app.agents.prices import ModelPrice, PriceTable, price_table
 from app.engine.record import MissionKind, MissionStatus, Usage
 
@@ -98,6 +99,10 @@ class ChatAgent:
         tally = Tally()
         with httpx.Client(timeout=min(self.timeout_s, call.timeout_s), transport=self.transport) as client:
             answer = self._send(client, call, tally)
+            limit = None if isinstance(answer, Problem) else answer_limit(answer.status_code, answer.text)
+            if limit is not None and limit < self.max_tokens(call):  # the bound was above the model's own limit
+                call = replace(call, max_tokens=limit)
+                answer = self._send(client, call, tally)
             overflow = _overflow(answer)
             if overflow is not None:
                 answer = self._retry_shorter(client, call, overflow, tally)
