@@ -280,6 +280,13 @@ class OpenAIChatAgent(ChatAgent):
         }
         return f"{self.base_url}/chat/completions", headers, body
 
+    def max_tokens(self, call: AgentCall) -> int:
+        """On OpenAI's own API a decision takes the default bound too: ``max_completion_tokens`` also bounds a
+        reasoning model's hidden reasoning, which can spend 512 tokens before the label is written."""
+        if call.kind is MissionKind.DECIDE and not call.max_tokens and self.bound_field() == "max_completion_tokens":
+            return DEFAULT_MAX_TOKENS
+        return super().max_tokens(call)
+
     def bound_field(self) -> str:
         """OpenAI's own API refuses ``max_tokens`` for its reasoning models (gpt-5, o3: 400 ``unsupported_parameter``)
         and takes ``max_completion_tokens`` for every current model; a server of your own (vLLM, llama-cpp-python,

@@ -12,9 +12,9 @@ import httpx
 import pytest
 import respx
 
-from app.agents.base import DEFAULT_MAX_TOKENS
+from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS
 from app.agents.http import OpenAIChatAgent
-from app.engine.record import MissionStatus
+from app.engine.record import MissionKind, MissionStatus
 from tests.agents.llm_server import StandIn, serving
 from tests.agents.test_http import make_call
 from tests.agents.test_readme_http_presets import paragraph
@@ -61,3 +61,34 @@ def test_a_server_of_your_own_gets_max_tokens() -> None:
 def test_the_readme_names_the_field_openais_api_takes() -> None:
     text = paragraph("Bounded answers")
     assert "OpenAI's own API (`api.openai.com`) takes it as `max_completion_tokens`" in text
+
+
+def reasoning_model(request: httpx.Request) -> httpx.Response:
+    """A reasoning model of OpenAI's API: `max_completion_tokens` bounds its hidden reasoning (1,000 tokens here)
+    and its answer together; spent on the reasoning, the answer is empty and the finish reason `length`."""
+    bound = json.loads(request.content)["max_completion_tokens"]
+    text, finish = ("BUG", "stop") if bound > 1000 else ("", "length")
+    details = {"completion_tokens_details": {"reasoning_tokens": min(bound, 1000)}}
+    choice = {"message": {"content": text}, "finish_reason": finish}
+    return httpx.Response(200, json={"choices": [choice], "usage": {"completion_tokens": bound, **details}})
+
+
+@respx.mock
+def test_a_decision_on_openais_api_leaves_a_reasoning_model_room_for_its_label() -> None:
+    # issue 17, SPEC V8: 512 tokens would be spent on the reasoning before the label is written
+    respx.post("https://api.openai.com/v1/chat/completions").mock(side_effect=reasoning_model)
+    agent = OpenAIChatAgent("gpt-5-mini", "https://api.openai.com/v1", "sk-test")
+    assert agent.run(make_call(kind=MissionKind.DECIDE)).answer == "BUG"
+
+
+def test_a_decision_on_a_server_of_your_own_keeps_the_small_bound() -> None:
+    # issue 17: a small model's context needs it
+    stand_in = StandIn()
+    with serving(stand_in) as url:
+        OpenAIChatAgent("gemma-3-270m", url, None).run(make_call(kind=MissionKind.DECIDE))
+    assert stand_in.requests[0]["max_tokens"] == DECISION_MAX_TOKENS
+
+
+def test_the_readme_says_a_decision_on_openais_api_takes_the_default() -> None:
+    text = paragraph("Bounded answers")
+    assert f"There a decision takes {DEFAULT_MAX_TOKENS} too: a reasoning model counts its reasoning in it." in text
