@@ -5,8 +5,9 @@ answer (``max_tokens``: the role's ``maxTokens``, else ``DEFAULT_MAX_TOKENS``) a
 answers and network errors are retried with backoff, honouring ``retry-after``, but a read timeout is not: the
 server goes on generating the abandoned answer. A server that cannot be reached at all (refused, unknown host)
 is tried once more after a short pause and then named in one line, and a hosted API without its key fails
-before any request. A prompt the server says exceeds the model's context (``app/agents/overflow.py``) is sent
-once more with its context compacted harder. Every request the server received is a call in the usage (SPEC
+before any request. A bound the server refuses as above the model's own limit is sent once more at that limit,
+and a prompt the server says exceeds the model's context (``app/agents/overflow.py``) once more with its context
+compacted harder. Every request the server received is a call in the usage (SPEC
 P2). The cost is worked out from the tokens and a price table (``app/agents/prices.py``): an estimate, or
 unknown — never a silent $0.
 """
@@ -23,7 +24,7 @@ from typing import Any
 import httpx
 
 from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS, NOT_ENFORCED, AgentCall, AgentOutcome
-from app.agents.overflow import overflow_message, room_for_answer
+from app.agents.overflow import answer_limit, overflow_message, room_for_answer
 from app.agents.prices import ModelPrice, PriceTable, price_table
 from app.engine.record import MissionKind, MissionStatus, Usage
 
@@ -98,6 +99,10 @@ class ChatAgent:
         tally = Tally()
         with httpx.Client(timeout=min(self.timeout_s, call.timeout_s), transport=self.transport) as client:
             answer = self._send(client, call, tally)
+            limit = None if isinstance(answer, Problem) else answer_limit(answer.status_code, answer.text)
+            if limit is not None and limit < self.max_tokens(call):  # the bound was above the model's own limit
+                call = replace(call, max_tokens=limit)
+                answer = self._send(client, call, tally)
             overflow = _overflow(answer)
             if overflow is not None:
                 answer = self._retry_shorter(client, call, overflow, tally)
@@ -163,7 +168,7 @@ class ChatAgent:
     def _charged(self, call: AgentCall, sent: int, unknown: bool = False) -> Usage:
         """The usage of requests that got no answer to read: each is charged (SPEC P2) with no tokens; its cost
         is unknown when the server may have generated an answer nobody read (a timeout), or has no price."""
-        usage = self.prices.estimate(Usage(calls=sent), call.model or self.model) if sent else Usage()
+        usage = self.prices.estimate(Usage(calls=sent, requests=sent), call.model or self.model) if sent else Usage()
         return usage.but(cost_usd=None, estimated=False) if unknown and sent else usage
 
     def _failed(self, call: AgentCall, problem: Problem, started: float, sent: int) -> AgentOutcome:
@@ -195,7 +200,7 @@ class ChatAgent:
             answer, usage, model = self.read(response.json())
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             return base.with_(answer=f"{self.name} sent an answer Interlock cannot read ({exc}): {response.text[:500]}")
-        usage = self.prices.estimate(usage.but(calls=sent), model, call.model or self.model)
+        usage = self.prices.estimate(usage.but(calls=sent, requests=sent), model, call.model or self.model)
         used = model or call.model or self.model
         done = usage.but(seconds=round(elapsed, 3))
         return base.with_(status=MissionStatus.DONE, answer=answer, usage=done, model=used)
@@ -270,10 +275,23 @@ class OpenAIChatAgent(ChatAgent):
             headers["authorization"] = f"Bearer {self.api_key}"
         body = {
             "model": call.model or self.model,
-            "max_tokens": self.max_tokens(call),
+            self.bound_field(): self.max_tokens(call),
             "messages": [{"role": "user", "content": call.prompt}],
         }
         return f"{self.base_url}/chat/completions", headers, body
+
+    def max_tokens(self, call: AgentCall) -> int:
+        """On OpenAI's own API a decision takes the default bound too: ``max_completion_tokens`` also bounds a
+        reasoning model's hidden reasoning, which can spend 512 tokens before the label is written."""
+        if call.kind is MissionKind.DECIDE and not call.max_tokens and self.bound_field() == "max_completion_tokens":
+            return DEFAULT_MAX_TOKENS
+        return super().max_tokens(call)
+
+    def bound_field(self) -> str:
+        """OpenAI's own API refuses ``max_tokens`` for its reasoning models (gpt-5, o3: 400 ``unsupported_parameter``)
+        and takes ``max_completion_tokens`` for every current model; a server of your own (vLLM, llama-cpp-python,
+        Ollama) reads ``max_tokens``."""
+        return "max_completion_tokens" if _host(self.base_url) == self.hosted_host else "max_tokens"
 
     def read(self, data: dict[str, Any]) -> tuple[str, Usage, str | None]:
         answer = data["choices"][0]["message"]["content"] or ""

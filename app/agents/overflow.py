@@ -47,6 +47,26 @@ def room_for_answer(message: str) -> int | None:
     return room if room >= MIN_ANSWER_TOKENS else None
 
 
+ANSWER_LIMIT = re.compile(
+    r"supports at most (\d+) completion tokens|> (\d+), which is the maximum allowed number of output tokens",
+    re.IGNORECASE,
+)
+
+
+def answer_limit(status: int, text: str) -> int | None:
+    """The largest bound the model takes, when the server refused the one sent as above it (OpenAI: "max_tokens
+    is too large: 8192. This model supports at most 4096 completion tokens"; Anthropic: "max_tokens: 8192 > 4096,
+    which is the maximum allowed number of output tokens for claude-3-haiku-20240307"): the request goes once more
+    with it. ``None`` for any other answer, or a limit under ``MIN_ANSWER_TOKENS``."""
+    if status != 400:
+        return None
+    found = ANSWER_LIMIT.search(_one_line(str(_error_object(text).get("message") or "")))
+    if found is None:
+        return None
+    limit = int(found.group(1) or found.group(2))
+    return limit if limit >= MIN_ANSWER_TOKENS else None
+
+
 def overflow_message(status: int, text: str) -> str | None:
     """The server's own words when an answer of ``status`` with body ``text`` says the prompt exceeds the
     model's context; ``None`` for any other answer."""

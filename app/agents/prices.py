@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -91,11 +92,23 @@ def is_own_server(base_url: str) -> bool:
     host = _host(base_url).strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    address = _address(host)
+    return address is not None and (address.is_loopback or address.is_private or address.is_link_local)
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address ``host`` spells, in the forms the resolver takes too: IPv4's short and numeric ones (``127.1``,
+    ``2130706433``, ``0x7f000001``) reach the same server as ``127.0.0.1``. ``None`` for a name."""
     try:
-        address = ipaddress.ip_address(host)
+        return ipaddress.ip_address(host)
     except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
+        pass
+    if not host or not all(char in "0123456789abcdefx." for char in host):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
 
 
 def _host(url: str) -> str:

@@ -144,14 +144,15 @@ def add_charge(ledger: Ledger, line: Totals, charge: Charge) -> None:
 
 
 def add_usage(ledger: Ledger, line: Totals, usage: Usage, accepted: bool) -> None:
-    """Record usage in place, on a ledger and category line the caller owns. A call reported beyond the one
-    charged at dispatch (an HTTP agent's retried request: the server received each) is charged now, never
-    refunded (SPEC P2), so the ledger's calls are the requests made."""
+    """Record usage in place, on a ledger and category line the caller owns. A request a server received beyond
+    the one charged at dispatch (an HTTP agent's retry: ``usage.requests``) is charged now, never refunded (SPEC
+    P2), so the ledger's calls are the requests made. A usage file's ``calls`` is not: it is an agent's own count
+    of what Interlock never sent (SPEC P1), and a journal written before issue 17 replays without it (SPEC J6)."""
     if accepted:
         add_accepted(ledger, line)
-    if usage.calls > 1:
-        ledger.calls += usage.calls - 1
-        line.calls += usage.calls - 1
+    if usage.requests > 1:
+        ledger.calls += usage.requests - 1
+        line.calls += usage.requests - 1
     line.input_tokens += usage.input_tokens
     line.output_tokens += usage.output_tokens
     if usage.cost_usd is None:

@@ -120,6 +120,10 @@ class Usage(Record):
     cost_usd: float | None = 0.0
     seconds: float = 0.0
     estimated: bool = False
+    # The requests a server received for the mission, as an HTTP agent counts them (issue 17): the ledger charges
+    # those beyond the call charged at dispatch (SPEC P2). Never a usage file's `calls`, an agent's own count of
+    # what Interlock never sent (SPEC P1: logical calls); left out of the journal while 0 (added after J6).
+    requests: Annotated[int, OMITTED_WHEN_EMPTY] = 0
 
 
 class Totals(Record):

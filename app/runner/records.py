@@ -74,6 +74,7 @@ def masked_outcome(outcome: AgentOutcome, redactor: Redactor | None = None) -> A
         answer=redactor.text(outcome.answer),
         agent=redactor.text(outcome.agent),
         model=redactor.text(outcome.model) if outcome.model else outcome.model,
+        sent_prompt=None if outcome.sent_prompt is None else redactor.text(outcome.sent_prompt),
     )
 
 

@@ -134,3 +134,12 @@ def test_the_readme_says_peoples_text_is_masked_where_it_enters() -> None:
         "`/interlock route`",
     ):
         assert entry in said, entry
+
+
+def test_the_prompt_an_http_agent_sent_in_the_end_is_masked_in_the_outcome() -> None:
+    # issue 17: an outcome's sent_prompt goes into a job's hand-off, which holds no secret of the job's environment
+    key = "Zq" * 20
+    outcome = AgentOutcome(MissionStatus.DONE, "ok", sent_prompt=f"the request quoted {key}")
+    masked = masked_outcome(outcome, Redactor({"OPENAI_API_KEY": key}))
+    assert masked.sent_prompt == f"the request quoted {MASK}"
+    assert masked_outcome(AgentOutcome(MissionStatus.DONE, "ok"), Redactor({})).sent_prompt is None
