@@ -25,7 +25,7 @@ from app.runner.driver import RunDriver, same_event
 from app.runner.verify import verify
 from app.store.journal import encode_json, mission_path
 from app.store.memory import MemoryStore
-from tests.helpers import GRAPHS
+from tests.helpers import GRAPHS, ROOT
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 TRIAGE = parse_graph(json.loads((GRAPHS / "operations" / "triage.json").read_text(encoding="utf-8")))
@@ -91,3 +91,12 @@ def recorded_then_verified(monkeypatch: pytest.MonkeyPatch, answer: str) -> str 
     monkeypatch.undo()
     checked = verify(store, run.id)
     return None if checked.found is None else checked.summary()
+
+
+def test_the_readme_says_which_older_runs_show_engine_drift() -> None:
+    # the strict xfails here and in test_long_verify.py are the behaviour; these are the words
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "a run of more than about 160 missions recorded before the context history was trimmed, or a decision "
+        "answered in prose, as `BUG.` or with two verdict lines before decisions took a label or none"
+    ) in text
