@@ -96,11 +96,14 @@ def kill_in_commit(runner: subprocess.Popen[str], repo: Path, run_id: str) -> bo
 
 def kill_moment(kills: int, runner: subprocess.Popen[str], repo: Path, moments: random.Random) -> bool:
     """A third of the kills at a random moment (Python starting, a commit, a save), a third while an agent
-    works (those leave an agent running, which resume must stop before it reuses the worktree), a third
-    while git holds a lock of the run (which resume must remove before the agent's work can be committed)."""
+    works (those leave an agent running, which resume must stop before it reuses the worktree), a third (more,
+    until one lands) while git holds a lock of the run (which resume must remove before the agent's work can be
+    committed)."""
     if kills % 3 == 1:
         return kill_in_agent(runner, repo.parent / "log", moments.uniform(0.0, 0.1))
-    if kills % 3 == 2:
+    # git holds its locks for milliseconds: a kill aimed at one can land just after it was let go, so until one
+    # was left behind the random moments aim at locks too
+    if kills % 3 == 2 or (kills > 0 and not (repo.parent / "locks-left.txt").exists()):
         return kill_in_commit(runner, repo, "killed")
     return kill_at(runner, moments.uniform(0.1, 2.0))
 
