@@ -91,9 +91,16 @@ def _order_fields(
     }
 
 
+HTTP_AGENTS = ("openai:", "anthropic:")  # the agent specs whose missions can overflow a model's context
+
+
 def _shorter_field(effect: DispatchMission, role: Role | None) -> dict[str, Any]:
     """The prompt an HTTP agent sends once more when the server finds the first longer than the model's context
-    (issue 17): the job cannot rebuild it, the order holds no context. None when nothing is left to cut."""
+    (issue 17): the job cannot rebuild it, the order holds no context. None when nothing is left to cut, or when
+    the role names an agent that is no chat API (an agent CLI reads its context itself): the order, written on
+    the state branch at every mission, stays its size. Without a role's agent the job's own may be one: kept."""
+    if role is not None and role.agent and not role.agent.startswith(HTTP_AGENTS):
+        return {}
     parts = overflow_parts(effect.prompt)
     return {} if parts is None else {"shorter_prompt": assemble_prompt(parts, role)}
 

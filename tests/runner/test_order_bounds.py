@@ -14,6 +14,7 @@ from app.runner.job import JobSettings, _call
 from app.runner.orders import mission_order, read_order, role_for
 from app.store.journal import encode_json
 from tests.engine.test_overflow_prompt import DRAFT, review_after_two_drafts
+from tests.helpers import ROOT
 from tests.runner.test_roles import dispatch
 
 TEAM = parse_team({"roles": {"triager": {"capabilities": ["coding"], "agent": "openai:gemma", "maxTokens": 256}}})
@@ -52,3 +53,17 @@ def test_an_order_holds_the_shorter_prompt_the_job_sends_after_a_context_overflo
     call = _call(SimpleNamespace(id="r"), order, JobSettings(workdir=Path("."), run_id="r", seq=1), {})  # type: ignore[arg-type]
     assert call.shorter is not None and call.shorter() == order.shorter_prompt
     assert "shorter_prompt" not in mission_order(dispatch())  # a first mission: nothing to cut
+
+
+def test_an_order_whose_role_names_an_agent_cli_carries_no_shorter_prompt() -> None:
+    # issue 17: only a chat API's server refuses a prompt longer than its model's context; an order is written on
+    # the state branch at every mission, so the other agents' orders keep their size
+    effect = review_after_two_drafts().dispatched()
+    for agent, carried in (("claude", False), ("command:python agent.py", False), ("openai:gemma", True)):
+        team = parse_team({"roles": {"dev": {"capabilities": [effect.capability], "agent": agent}}})
+        order = mission_order(effect, role=role_for(team, effect.capability))
+        assert ("shorter_prompt" in order) is carried, agent
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "unless the role names an agent that is no chat API (`claude`, a command): its orders keep their size" in (
+        readme
+    )
