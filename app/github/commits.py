@@ -28,6 +28,7 @@ MUTATION = (
     "createCommitOnBranch(input: $input) { commit { oid } } }"
 )
 STALE = "STALE_DATA"
+WHERE = "/graphql createCommitOnBranch"  # how an error names the request
 NO_FALLBACK = frozenset({STALE, "NOT_FOUND", "FORBIDDEN"})  # the git data API would be refused the same way
 TOO_LARGE = 413
 
@@ -83,14 +84,14 @@ def commit_on_branch(
         text = "; ".join(error.message for error in errors)[:300]
         kinds = {error.type for error in errors}
         error = RefConflict if STALE in kinds else GitHubError if kinds & NO_FALLBACK else CommitRefused
-        raise error("POST", "/graphql createCommitOnBranch", 200, text) from None
+        raise error("POST", WHERE, 200, text) from None
     except RequestFailed as exc:  # a 5xx its retries did not cure, a 403: the delivery fails, its redelivery retries
         status = exc.response.status_code
         error = CommitRefused if status == TOO_LARGE else GitHubError
-        raise error("POST", "/graphql createCommitOnBranch", status, exc.response.text[:300]) from None
+        raise error("POST", WHERE, status, exc.response.text[:300]) from None
     commit = ((data or {}).get("createCommitOnBranch") or {}).get("commit") or {}
     if not commit.get("oid"):
-        raise GitHubError("POST", "/graphql createCommitOnBranch", 200, "no commit in the answer")
+        raise GitHubError("POST", WHERE, 200, "no commit in the answer")
     return str(commit["oid"])
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from tests.agents.llm_server import send_json
 from tests.helpers import GRAPHS, ROOT, edge, graph, node
 from tests.local.harness import make_repo
 
@@ -74,14 +75,7 @@ def _proxy(counter: Counter) -> type[BaseHTTPRequestHandler]:
                 status, data = 502, json.dumps({"error": {"message": str(exc)}}).encode()
             with counter.lock:
                 counter.seconds.append(time.monotonic() - started)
-            try:
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except OSError:
-                pass
+            send_json(self, status, data)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -27,14 +27,7 @@ def test_a_run_long_enough_to_trim_its_history_verifies_every_transition() -> No
     driver = RunDriver(store)
     run = driver.start(ev.Start(key="start", at=T0, run_id="long", title="long"), graph).run
     for index in range(1, 241):
-        waiting = run.waiting
-        assert waiting is not None
-        answer = "done" + ("\nVERDICT: FAIL" if waiting.stage == "review" else "")
-        event = ev.MissionFinished(
-            key=f"m{index}", at=T0 + timedelta(seconds=index), seq=waiting.seq, status=MissionStatus.DONE, answer=answer
-        )
-        files = {mission_path(run.id, waiting.seq, waiting.stage): encode_json({"answer": answer})}
-        run = driver.apply(run.id, same_event(event), graph, files).run
+        run = finish(driver, run, graph, index)
     assert run.context.history[0].startswith("[… cut by Interlock: the compacted results up to mission #")
     checked = verify(store, run.id)
     assert checked.found is None and checked.checked == run.version and checked.first == 1
