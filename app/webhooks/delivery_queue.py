@@ -1,0 +1,54 @@
+"""The durable queue between a delivery's acknowledgement and its application (SPEC GH8, issue 27).
+
+The service verifies a delivery's signature, ``put``s it here and answers 202; workers ``take`` deliveries
+and apply them. Two backends keep this contract: the embedded SQLite queue in the service's data folder (one
+process, the default) and Redis Streams with a consumer group (several replicas, ``INTERLOCK_REDIS_URL``).
+
+The contract, which both backends' tests check alike:
+- ``put`` is idempotent by delivery id: a redelivery of a delivery already queued, running or applied is not
+  queued again (``False``), so it is applied at most once by the queue; the run journal, keyed by the same ids,
+  remains the last word.
+- ``take`` leases the oldest waiting delivery whose ordering ``key`` (the repository) holds no live lease: a
+  repository's deliveries are applied in the order they were acknowledged and never two at once, across
+  replicas. A lease not ended within ``visibility_s`` (its worker died) lapses, and the delivery is taken
+  again by any worker.
+- ``done`` ends a lease for good; ``retry`` ends it and makes the delivery takeable again after ``delay_s``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+
+class QueueState(StrEnum):
+    """What the queue stores of a delivery: the values are the stored ones."""
+
+    WAITING = "waiting"
+    LEASED = "leased"
+    APPLIED = "applied"
+    FAILED = "failed"  # gave up after the attempts allowed: counted, kept for the sweep and a person
+
+
+@dataclass(frozen=True)
+class QueuedDelivery:
+    delivery_id: str
+    event: str
+    key: str  # the ordering key: the repository's full name, or the delivery id when it names none
+    body: bytes  # the raw body as GitHub sent it (its signature already checked)
+    attempts: int = 0  # how many times it was taken before this take
+
+
+class DeliveryQueue(Protocol):
+    def put(self, item: QueuedDelivery) -> bool: ...
+
+    def take(self, consumer: str) -> QueuedDelivery | None: ...
+
+    def done(self, delivery_id: str, outcome: str) -> None: ...
+
+    def retry(self, delivery_id: str, error: str, delay_s: float) -> None: ...
+
+    def state(self, delivery_id: str) -> QueueState | None: ...
+
+    def counts(self) -> dict[QueueState, int]: ...
