@@ -12,7 +12,12 @@ The contract, which both backends' tests check alike:
   repository's deliveries are applied in the order they were acknowledged and never two at once, across
   replicas. A lease not ended within ``visibility_s`` (its worker died) lapses, and the delivery is taken
   again by any worker.
-- ``done`` ends a lease for good; ``retry`` ends it and makes the delivery takeable again after ``delay_s``.
+- ``done`` ends a lease for good (``APPLIED``, with the router's outcome); ``fail`` ends it without applying
+  (``FAILED``: a refused delivery, or one that failed every attempt allowed), with the reason; ``retry`` ends it
+  and makes the delivery takeable again after ``delay_s``, still first in its key's order.
+- A ``put`` of a delivery that ``FAILED`` queues it again (a person fixed the cause and redelivered); of one
+  waiting, leased or applied it changes nothing.
+- ``record`` tells what the queue knows of a delivery; ``counts`` how many are in each state.
 """
 
 from __future__ import annotations
@@ -40,15 +45,28 @@ class QueuedDelivery:
     attempts: int = 0  # how many times it was taken before this take
 
 
+@dataclass(frozen=True)
+class DeliveryRecord:
+    delivery_id: str
+    event: str
+    key: str
+    state: QueueState
+    attempts: int  # how many times it was taken
+    outcome: str  # the router's outcome once applied; the reason once failed; "" before
+    received_at: float  # epoch seconds of its first put
+
+
 class DeliveryQueue(Protocol):
     def put(self, item: QueuedDelivery) -> bool: ...
 
-    def take(self, consumer: str) -> QueuedDelivery | None: ...
+    def take(self, consumer: str, visibility_s: float) -> QueuedDelivery | None: ...
 
     def done(self, delivery_id: str, outcome: str) -> None: ...
 
+    def fail(self, delivery_id: str, reason: str) -> None: ...
+
     def retry(self, delivery_id: str, error: str, delay_s: float) -> None: ...
 
-    def state(self, delivery_id: str) -> QueueState | None: ...
+    def record(self, delivery_id: str) -> DeliveryRecord | None: ...
 
     def counts(self) -> dict[QueueState, int]: ...
