@@ -252,6 +252,8 @@ def gate_answer(run: Run, store: FileReader, lines: int = SCREEN_MAX) -> dict[st
         m.seq for m in run.missions if m.stage == gate.stage and m.seq <= gate.mission and m.kind not in NOT_ANSWERS
     ]
     seq = max(worked, default=gate.mission)
+    from app.store.gitstore import GitStore  # where a local run's file lies (layout v2 buckets it)
+
     path = mission_path(run.id, seq, gate.stage)
     data = store.read(path)
     answer = str(stored_record(data).get("answer") or "")
@@ -260,7 +262,7 @@ def gate_answer(run: Run, store: FileReader, lines: int = SCREEN_MAX) -> dict[st
         "mission": seq,
         "stage": gate.stage,
         "path": path,
-        "command": f"git show {STATE_BRANCH}:{path}",
+        "command": f"git show {STATE_BRANCH}:{store.located(path) if isinstance(store, GitStore) else path}",
         "stored": data is not None,
         "lines": len(every),
         "excerpt": "\n".join(every[:lines]),

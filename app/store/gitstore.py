@@ -372,6 +372,11 @@ class GitStore:
         found = self._blob_at(head, v2) if v2 is not None else None
         return found if found is not None else self._blob_at(head, path)
 
+    def located(self, path: str) -> str:
+        """Where the file of logical ``path`` lies on the branch now: what ``git show`` needs."""
+        v2 = sharded(path)
+        return v2 if v2 is not None and self._blob_at(self._head(), v2) is not None else path
+
     def list_files(self, prefix: str) -> list[str]:
         """The logical paths of the files under ``prefix``, in either layout; only the folder ``prefix`` names
         is walked, not the whole branch."""
