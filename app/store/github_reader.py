@@ -42,10 +42,14 @@ class GitHubStateReader(GitHubStore):
         self.at, self.run_id = self.heads[run_id], run_id
         return run
 
+    def located(self, path: str) -> str:
+        """Where the file of logical ``path`` lies on the branch: what ``git show`` needs."""
+        mine = self.run_id is not None and path.startswith(f"{RUNS_FOLDER}/{self.run_id}/")
+        return placed(path, self.layout) if mine else path
+
     def read(self, path: str) -> bytes | None:
         """The file of logical ``path``, where the run's layout puts it."""
-        mine = self.run_id is not None and path.startswith(f"{RUNS_FOLDER}/{self.run_id}/")
-        where = placed(path, self.layout) if mine else path
+        where = self.located(path)
         if where in self.fetched or self.at is None:
             return super().read(where)
         return self.api.file(self.repo, where, self.at)

@@ -149,8 +149,8 @@ def main() -> int:
     flat = ratios(f"ours_{LATE}", f"ours_{EARLY}")
     versus = ratios(f"ours_{LATE}", f"lg_{LATE}")
     print(
-        f"Interlock (v2) 3,000 / 200: {', '.join(f'{v:.2f}x' for v in flat)}  target <= 1.3x: "
-        f"{'OK' if max(flat) <= 1.3 else 'MISSED'}"
+        f"Interlock (v2) 3,000 / 200: {', '.join(f'{v:.2f}x' for v in flat)} (median {flat[len(flat) // 2]:.2f}x)"
+        f"  target <= 1.3x: {'OK' if max(flat) <= 1.3 else f'MISSED in {sum(v > 1.3 for v in flat)} of {len(flat)}'}"
     )
     print(
         f"Interlock (v2) / LangGraph at 3,000: {', '.join(f'{v:.2f}x' for v in versus)}  target <= 1.0x: "

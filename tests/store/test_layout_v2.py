@@ -4,8 +4,12 @@ temporary folders, runs made by the real run driver, the real console script."""
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
+import signal
 import subprocess
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -167,3 +171,38 @@ def test_no_v2_tree_holds_more_than_a_bucket(v1_repo: Path) -> None:
     events = git(v1_repo, "ls-tree", "--name-only", f"interlock/state:runs/{RUN}/events").split()
     assert events == ["0000", "0001", "0002"]
     assert GitStore(v1_repo).read(record_path(RUN)) is not None
+
+
+def test_kill_9_at_random_moments_of_migrate_all_leaves_each_run_whole(v1_repo: Path) -> None:
+    # SPEC J3: `interlock migrate --all` killed at random moments (kill -9): each run is whole in v1 or in v2,
+    # verifies, and a later migrate finishes the work
+    store = GitStore(v1_repo, layout=V1)
+    for other in ("a", "b"):
+        started = RunDriver(store).start(ev.Start(key="s", at=T0, run_id=other, title="t"), interlock_graph()).run
+        advance(store, started, 5)
+    store.close()
+    chooser = random.Random(27)
+    v1_head = git(v1_repo, "rev-parse", "interlock/state").strip()
+    timed = time.monotonic()
+    assert interlock(v1_repo, "migrate", "--all").returncode == 0  # how long a whole one takes, to aim the kills
+    whole = time.monotonic() - timed
+    for _ in range(5):
+        git(v1_repo, "update-ref", "refs/heads/interlock/state", v1_head)  # every run v1 again
+        process = subprocess.Popen(
+            ["interlock", "migrate", "--all", "--repo", str(v1_repo)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            process.wait(timeout=chooser.uniform(0.5, 1.0) * whole)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+        for run_id in (RUN, "a", "b"):
+            listed = git(v1_repo, "ls-tree", "-r", "--name-only", "interlock/state", f"runs/{run_id}/").split()
+            numbered = [path for path in listed if path.split("/")[2] in SHARDED]
+            depth = {path.count("/") for path in numbered}
+            assert depth == ({4} if layout_path(run_id) in listed else {3})  # all moved, or none
+            assert verify(GitStore(v1_repo), run_id).found is None
+    assert interlock(v1_repo, "migrate", "--all").returncode == 0
+    assert all(GitStore(v1_repo).read(layout_path(run_id)) for run_id in (RUN, "a", "b"))
