@@ -4,7 +4,7 @@ Why trees and not files: a migration moves every mission record, order and event
 move is a new tree naming the same blob. Here the entries of each v1 folder are grouped by bucket byte for byte
 (mode, name, blob id), so no blob is read or written and every hash the chain recorded (SPEC J6) stays true;
 the new trees go into the save's pack and the caller's commit, one compare-and-swap, so a kill at any moment
-leaves the v1 run or the v2 run (SPEC J3), never a mix.
+leaves the v1 run or the v2 run (SPEC J2's compare-and-swap; C5: nothing lost), never a mix.
 """
 
 from __future__ import annotations

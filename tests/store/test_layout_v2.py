@@ -97,8 +97,8 @@ def test_a_v1_run_reads_lists_and_verifies(v1_repo: Path) -> None:
 
 
 def test_migrate_moves_every_file_in_one_commit_and_verify_is_unchanged(v1_repo: Path) -> None:
-    # SPEC J3, J6: `interlock migrate` moves the run to v2 in one commit; the record and every file keep their
-    # bytes (the same blobs), so the hash chain and verify's answer are the same before and after
+    # SPEC J2, J6, C5: `interlock migrate` moves the run to v2 in one compare-and-swap commit; the record and
+    # every file keep their bytes (the same blobs), so the hash chain and verify's answer are the same before and after
     before, summary = files_of(v1_repo), interlock(v1_repo, "verify", RUN).stdout
     commits = int(git(v1_repo, "rev-list", "--count", "interlock/state"))
     moved = interlock(v1_repo, "migrate", RUN)
@@ -114,7 +114,7 @@ def test_migrate_moves_every_file_in_one_commit_and_verify_is_unchanged(v1_repo:
 
 
 def test_a_v1_run_moves_to_v2_in_the_commit_of_its_next_transition(v1_repo: Path) -> None:
-    # SPEC J3: lazy migration keeps one commit per transition: the next save writes its files and moves the rest
+    # SPEC J1, J5: lazy migration keeps one commit per transition: the next save writes its files and moves the rest
     commits = int(git(v1_repo, "rev-list", "--count", "interlock/state"))
     store = GitStore(v1_repo)
     run = advance(store, store.load(RUN), 1, TRANSITIONS)
@@ -131,7 +131,7 @@ def test_a_v1_run_moves_to_v2_in_the_commit_of_its_next_transition(v1_repo: Path
 def test_a_migration_killed_before_its_commit_lands_leaves_the_v1_run_whole(
     v1_repo: Path, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # SPEC J3: a migration dies before its pack is written or before the branch moves (kill -9): the branch
+    # SPEC J2, C5: a migration dies before its pack is written or before the branch moves (kill -9): the branch
     # still names the v1 run, whole and verifiable; migrating again moves it
     class Killed(BaseException):
         pass
@@ -155,7 +155,7 @@ def test_a_migration_killed_before_its_commit_lands_leaves_the_v1_run_whole(
 
 
 def test_no_v2_tree_holds_more_than_a_bucket(v1_repo: Path) -> None:
-    # issue 27 part 4: in v2 a save rewrites one bucket (<= BUCKET entries) and a folder of buckets
+    # SPEC J5 (issue 27 part 4): in v2 a save rewrites one bucket (<= BUCKET entries) and a folder of buckets
     store = GitStore(v1_repo)
     store.migrate(RUN)
     advance(store, store.load(RUN), 80, TRANSITIONS)  # into a third bucket of events
@@ -174,7 +174,7 @@ def test_no_v2_tree_holds_more_than_a_bucket(v1_repo: Path) -> None:
 
 
 def test_kill_9_at_random_moments_of_migrate_all_leaves_each_run_whole(v1_repo: Path) -> None:
-    # SPEC J3: `interlock migrate --all` killed at random moments (kill -9): each run is whole in v1 or in v2,
+    # SPEC J2, C5: `interlock migrate --all` killed at random moments (kill -9): each run is whole in v1 or in v2,
     # verifies, and a later migrate finishes the work
     store = GitStore(v1_repo, layout=V1)
     for other in ("a", "b"):
