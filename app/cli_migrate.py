@@ -31,6 +31,8 @@ def register_migrate(cli: typer.Typer) -> None:
         store = GitStore(repo)
         try:
             names = [run_id] if run_id is not None else [run.id for run in store.list_runs()]
+            if not names:
+                typer.echo("no runs on the state branch: nothing to move")
             for name in names:
                 moved = store.migrate(name)
                 typer.echo(f"run {name}: {'moved to' if moved else 'already in'} journal layout v2")

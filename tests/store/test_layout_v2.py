@@ -206,3 +206,15 @@ def test_kill_9_at_random_moments_of_migrate_all_leaves_each_run_whole(v1_repo: 
             assert verify(GitStore(v1_repo), run_id).found is None
     assert interlock(v1_repo, "migrate", "--all").returncode == 0
     assert all(GitStore(v1_repo).read(layout_path(run_id)) for run_id in (RUN, "a", "b"))
+
+
+def test_migrate_refuses_bad_input_in_one_line_and_changes_nothing(v1_repo: Path) -> None:
+    before = git(v1_repo, "rev-parse", "interlock/state")
+    for args, said in [
+        ((), "error: name one RUN or give --all (not both)"),
+        ((RUN, "--all"), "error: name one RUN or give --all (not both)"),
+        (("nope",), "error: no run 'nope' in refs/heads/interlock/state of"),
+    ]:
+        result = interlock(v1_repo, "migrate", *args)
+        assert result.returncode == 2 and result.stderr.startswith(said) and len(result.stderr.splitlines()) == 1
+    assert git(v1_repo, "rev-parse", "interlock/state") == before
