@@ -24,6 +24,7 @@ from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
 from app.cli_extras import missing_extra
+from app.cli_migrate import register_migrate
 from app.cli_runs import register
 from app.cli_simulate import register as register_simulate
 from app.cli_upgrade import register_resume
@@ -306,6 +307,7 @@ register_doctor(cli)
 register_config(cli)
 register_budget(cli)
 register_verify(cli)
+register_migrate(cli)
 register_resume(cli)
 register_simulate(cli)
 

@@ -180,14 +180,15 @@ class Installation:
         data = self.call("GET", f"/repos/{repo}/labels/{quote(name, safe='')}", missing_ok=True)
         return data if isinstance(data, dict) else None
 
-    def folder(self, repo: str, path: str, ref: str) -> list[str] | None:
-        """The names of the files directly in folder ``path`` at ``ref``; ``None`` when there is no such folder."""
+    def folder(self, repo: str, path: str, ref: str, kind: str = "file") -> list[str] | None:
+        """The names of the files (``kind`` "dir": the folders) directly in folder ``path`` at ``ref``; ``None``
+        when there is no such folder. https://docs.github.com/en/rest/repos/contents#get-repository-content"""
         data = self.call(
             "GET", f"/repos/{repo}/contents/{in_url(path.strip('/'))}", params={"ref": ref}, missing_ok=True
         )
         if not isinstance(data, list):
             return None
-        return [str(entry["name"]) for entry in data if isinstance(entry, dict) and entry.get("type") == "file"]
+        return [str(entry["name"]) for entry in data if isinstance(entry, dict) and entry.get("type") == kind]
 
     def runners(self, repo: str) -> list[tuple[set[str], str]]:
         """Each self-hosted runner of the repository: its labels (lower case) and status (needs Administration)."""

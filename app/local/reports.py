@@ -260,11 +260,18 @@ def gate_answer(run: Run, store: FileReader, lines: int = SCREEN_MAX) -> dict[st
         "mission": seq,
         "stage": gate.stage,
         "path": path,
-        "command": f"git show {STATE_BRANCH}:{path}",
+        "command": f"git show {STATE_BRANCH}:{located(store, path)}",
         "stored": data is not None,
         "lines": len(every),
         "excerpt": "\n".join(every[:lines]),
     }
+
+
+def located(store: FileReader, path: str) -> str:
+    """Where a file lies on the state branch: a store that knows the run's layout says (v2 buckets the files,
+    ``app/store/layout.py``); any other keeps files where their logical path says."""
+    where = getattr(store, "located", None)
+    return str(where(path)) if callable(where) else path
 
 
 def render_gate_answer(view: dict[str, Any]) -> str:

@@ -22,7 +22,9 @@ from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
 from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, encode_record, record_path
+from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, logical, placed, read_layout, sharded
 from app.store.packwriter import PackWriter
+from app.store.reshard import resharded
 from app.store.treecache import TreeCache
 
 ZERO = "0" * 40
@@ -50,6 +52,11 @@ class _HeadMoved(Exception):
     """The branch moved between the read of its head and the swap, this run's record unchanged: save again."""
 
 
+def placed_for(run_id: str, path: str, layout: int) -> str:
+    """Where a file a save of run ``run_id`` writes lies: the run's own files by its layout, others as named."""
+    return placed(path, layout) if path.startswith(f"{RUNS_FOLDER}/{run_id}/") else path
+
+
 def common_dir(git_dir: Path) -> Path:
     """Where objects and branches live: a linked worktree's own git folder names it in ``commondir``."""
     pointer = git_dir / "commondir"
@@ -64,10 +71,15 @@ class _Saved(NamedTuple):
     commit: pygit2.Oid
     tree: pygit2.Oid
     run: Run
+    layout: int
 
 
 class GitStore:
-    def __init__(self, repo: Path, branch: str = STATE_BRANCH) -> None:
+    """``layout``: the journal layout new runs are written in (``app/store/layout.py``); with v2, the default, a
+    v1 run is moved to v2 in the commit of its next save. v1 writes as Interlock did before v2 (the tests and the
+    benchmark make v1 journals with it); a run already v2 is written v2 either way."""
+
+    def __init__(self, repo: Path, branch: str = STATE_BRANCH, layout: int = CURRENT) -> None:
         try:
             self.repo = pygit2.Repository(str(repo))
         except pygit2.GitError as exc:
@@ -76,6 +88,7 @@ class GitStore:
         self.ref = f"refs/heads/{branch}"
         self.reftable = _uses_reftable(self.repo)
         self.writes = 0
+        self.layout = layout
         self._maintaining: subprocess.Popen[bytes] | None = None
         self._written: dict[str, tuple[pygit2.Oid, Run]] = {}  # run id -> (record blob id, record) last saved here
         self._trees = TreeCache(self.repo)  # the trees of the last saves, to splice the next save's changes into
@@ -167,16 +180,23 @@ class GitStore:
         found: int | None
         base: pygit2.Oid | None
         if last is not None and last.commit == head_id and last.run.id == run.id:
-            found, base = last.run.version, last.tree  # the head is this store's last save: nothing to read
+            found, base, layout = last.run.version, last.tree, last.layout  # this store's last save: nothing to read
         else:
             head = self._commit(head_id)
             found, base = self._version_at(head, run.id), head.tree_id if head else None
+            layout = self._layout_at(head, run.id) if found is not None else self.layout
         if found != expected:
             raise VersionConflict(run.id, expected, found)
         record = encode_record(run)
-        changes = {record_path(run.id): record, **(files or {})}
+        changes = {record_path(run.id): record}
         objects = PackWriter(self.path / "objects")
+        self._trees.pending.clear()
         try:
+            if found is not None and layout == V1 and self.layout == V2:  # lazy migration, in this one commit
+                base, layout = resharded(self._trees, objects, base, run.id), V2
+            elif found is None and layout == V2:
+                changes[layout_path(run.id)] = layout_file(V2)
+            changes.update({placed_for(run.id, path, layout): data for path, data in (files or {}).items()})
             tree = self._tree_with(objects, base, changes)
             parents = [head_id] if head_id else []
             text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
@@ -184,9 +204,11 @@ class GitStore:
             objects.write()  # one pack before the branch moves: a crash leaves garbage or the new head
         except ValueError as exc:
             raise StoreError(f"run {run.id} cannot be saved: {exc}") from None
+        finally:
+            self._trees.pending.clear()
         self._move_ref(str(commit), str(head_id) if head_id else ZERO, run.id, expected)
         self._written[run.id] = (pygit2.hash(record), run)
-        self._last = _Saved(commit, tree, run)
+        self._last = _Saved(commit, tree, run, layout)
         self.writes += 1
         if self.writes % GC_EVERY == 0:
             self._maintain()
@@ -310,16 +332,67 @@ class GitStore:
             self._maintaining.wait()
             self._maintaining = None
 
+    def _layout_at(self, commit: pygit2.Commit | None, run_id: str) -> int:
+        try:
+            return read_layout(self._blob_at(commit, layout_path(run_id)))
+        except ValueError as exc:
+            raise StoreError(f"run {run_id!r} cannot be written: {exc}") from None
+
+    def migrate(self, run_id: str) -> bool:
+        """Move run ``run_id`` to layout v2 in one commit of its own, the record unchanged (compare-and-swap:
+        the head moved meanwhile, it is done again on the new head). ``False``: it was v2 already."""
+        for _ in range(MOVED_TRIES):
+            head_id = self._head_id()
+            head = self._commit(head_id)
+            version = self._version_at(head, run_id)
+            if head is None or version is None:
+                raise RunNotFound(run_id, f"{self.ref} of {self.path.parent}")
+            if self._layout_at(head, run_id) == V2:
+                return False
+            objects = PackWriter(self.path / "objects")
+            try:
+                tree = resharded(self._trees, objects, head.tree_id, run_id)
+                text = f"interlock: run {run_id} journal layout v1 -> v2"
+                commit = objects.commit(tree, [head.id], text, ON_MACHINE.name, ON_MACHINE.email)
+                objects.write()
+            finally:
+                self._trees.pending.clear()
+            try:
+                self._move_ref(str(commit), str(head_id), run_id, version)
+            except (_HeadMoved, VersionConflict):
+                continue  # another save came first (perhaps migrating the run itself): look again
+            self._last = None
+            return True
+        raise StoreError(f"cannot move {self.ref}: it kept moving ({MOVED_TRIES} tries)")
+
     def read(self, path: str) -> bytes | None:
-        return self._blob_at(self._head(), path)
+        """The file of logical ``path`` (``app/store/layout.py``), wherever the run's layout puts it."""
+        head = self._head()
+        v2 = sharded(path)
+        found = self._blob_at(head, v2) if v2 is not None else None
+        return found if found is not None else self._blob_at(head, path)
+
+    def located(self, path: str) -> str:
+        """Where the file of logical ``path`` lies on the branch now: what ``git show`` needs."""
+        v2 = sharded(path)
+        return v2 if v2 is not None and self._blob_at(self._head(), v2) is not None else path
 
     def list_files(self, prefix: str) -> list[str]:
+        """The logical paths of the files under ``prefix``, in either layout; only the folder ``prefix`` names
+        is walked, not the whole branch."""
         head = self._head()
         if head is None:
             return []
+        folder = prefix.rpartition("/")[0]
+        try:
+            tree = self.repo[head.tree[folder].id] if folder else head.tree
+        except KeyError:
+            return []
+        if not isinstance(tree, pygit2.Tree):
+            return []
         found: list[str] = []
-        self._walk(head.tree, "", found)
-        return sorted(path for path in found if path.startswith(prefix))
+        self._walk(tree, f"{folder}/" if folder else "", found)
+        return sorted(name for name in map(logical, found) if name.startswith(prefix))
 
     def _walk(self, tree: pygit2.Tree, prefix: str, found: list[str]) -> None:
         for entry in tree:

@@ -5,7 +5,8 @@
 ``runs/<run-id>/decision.md`` the latest decision file; ``runs/<run-id>/events/<version>.json`` the event of
 each transition (SPEC J6); ``runs/<run-id>/graphs/<hash>.json`` a graph the run left by an upgrade (SPEC J7);
 ``board.md`` every run at a glance. A save is compare-and-swap on the version read, so of two writers exactly
-one wins.
+one wins. These are the *logical* paths every caller and the hash chain use; in journal layout v2 a store keeps
+the numbered files of ``missions/``, ``orders/`` and ``events/`` in buckets of 100 (``app/store/layout.py``).
 """
 
 from __future__ import annotations

@@ -85,12 +85,15 @@ class TreeCache:
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self.kept: OrderedDict[pygit2.Oid, Entries] = OrderedDict()
+        # trees a save made that are not in the repository yet (its pack unwritten), however many: a migration
+        # makes one per bucket (app/store/reshard.py); the store empties it once the pack is written
+        self.pending: dict[pygit2.Oid, Entries] = {}
 
     def entries(self, oid: pygit2.Oid | None) -> Entries:
         """A copy of the entries of tree ``oid`` (empty for ``None`` or an object that is no tree), to change."""
         if oid is None:
             return Entries([], [])
-        found = self.kept.get(oid)
+        found = self.kept.get(oid) or self.pending.get(oid)
         if found is None:
             obj = self.repo.get(oid)
             if not isinstance(obj, pygit2.Tree):

@@ -16,6 +16,7 @@ import pytest
 
 from app.engine.record import Run, Status
 from app.store.gitstore import GitStore
+from app.store.layout import V1
 from tests.github.git_github import Loopback
 from tests.github.test_doctor import KEY
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
@@ -58,7 +59,7 @@ def local_copy(world: World, folder: Path) -> Path:
     make_repo(folder)
     files = {path: text.encode() for path, text in world.fake.files_at(REPO, STATE).items()}
     run = Run.from_journal(files.pop("runs/issue-1.json"))
-    GitStore(folder).save(run, None, files)
+    GitStore(folder, layout=V1).save(run, None, files)  # in the layout the service writes (app/store/layout.py)
     return folder
 
 

@@ -15,6 +15,7 @@ from app.engine.validate import parse_graph
 from app.gitaccess import ON_MACHINE
 from app.local.config import GateMode, LocalConfig
 from app.local.shell import LocalShell
+from app.store.layout import sharded
 from tests.helpers import ROOT
 
 IDENTITY = ON_MACHINE.env()  # what a commit made by hand in a test names: Interlock, as on a machine
@@ -52,6 +53,9 @@ class Bench:
         return {path.stem: path.read_text() for path in sorted(self.log.glob("*.txt"))}
 
     def show(self, ref: str) -> str:
+        """``git show REV:PATH``, a run's file named by its logical path read where journal layout v2 puts it."""
+        rev, colon, path = ref.partition(":")
+        ref = f"{rev}{colon}{sharded(path) or path}" if colon else ref
         return subprocess.run(["git", "show", ref], cwd=self.folder, capture_output=True, text=True, check=True).stdout
 
 

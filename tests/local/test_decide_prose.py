@@ -16,6 +16,7 @@ from typing import Any
 
 from app.redact import MASK
 from app.store.journal import STATE_BRANCH, decision_path, mission_path
+from app.store.layout import sharded
 from tests.engine.test_selection import readme_decisions
 from tests.helpers import GRAPHS, ROOT
 from tests.local.harness import make_repo
@@ -56,8 +57,9 @@ def triage(tmp_path: Path, decision: str, run_id: str) -> tuple[Path, Path]:
 
 
 def stored(repo: Path, path: str) -> str:
+    """A file of the state branch by its logical path, read by git where journal layout v2 puts it."""
     return subprocess.run(
-        ["git", "show", f"{STATE_BRANCH}:{path}"], cwd=repo, capture_output=True, text=True, check=True
+        ["git", "show", f"{STATE_BRANCH}:{sharded(path) or path}"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
 
 

@@ -26,6 +26,7 @@ from app.local.config import GateMode
 from app.local.progress import Progress
 from app.local.shell import LocalShell
 from app.redact import MASK
+from app.store.layout import logical
 from tests.helpers import edge, graph, node
 from tests.local.harness import AGENT, Bench
 from tests.secret_shapes import ONE_OF_EACH, core
@@ -63,9 +64,9 @@ def script(leak: str) -> dict[str, Any]:
 
 
 def journal(bench: Bench) -> dict[str, str]:
-    """Every file Interlock stored on its state branch, by path."""
+    """Every file Interlock stored on its state branch, by its logical path (journal layout v2 buckets some)."""
     names = bench.repo.git.ls_tree("-r", "--name-only", "interlock/state").splitlines()
-    return {name: bench.repo.git.show(f"interlock/state:{name}") for name in names}
+    return {logical(name): bench.repo.git.show(f"interlock/state:{name}") for name in names}
 
 
 def status_json(bench: Bench, run_id: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from app.engine.record import Status
 from app.gitaccess import on_machine_env
 from app.store.journal import event_path, events_folder, mission_path, record_path
+from app.store.layout import sharded
 from tests.local.harness import Bench
 from tests.local.test_runs import LOOP, WORK
 
@@ -25,14 +26,21 @@ def verify(bench: Bench, run_id: str, *more: str) -> subprocess.CompletedProcess
     )
 
 
+def where(path: str) -> str:
+    """Where a file of a run lies on the branch: a new run is in layout v2 (app/store/layout.py), and verify
+    names files by their logical (v1) path, as the hash chain does."""
+    return sharded(path) or path
+
+
 def state_file(bench: Bench, path: str) -> bytes:
     return subprocess.run(
-        ["git", "show", f"interlock/state:{path}"], cwd=bench.folder, capture_output=True, check=True
+        ["git", "show", f"interlock/state:{where(path)}"], cwd=bench.folder, capture_output=True, check=True
     ).stdout
 
 
 def commit_on_state(bench: Bench, path: str, content: bytes | None) -> None:
     """Edit (or delete, ``None``) one file of the state branch by hand, as anyone with push access could."""
+    path = where(path)
     git = ["git", "-C", str(bench.folder)]
     env = on_machine_env()
     env["GIT_INDEX_FILE"] = str(bench.folder / ".git" / "tamper-index")

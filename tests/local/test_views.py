@@ -78,7 +78,7 @@ def test_gate_prompt_shows_a_screenful_of_the_answer_and_where_the_rest_is(tmp_p
 
     run = bench.shell(GateMode.ASK, ask=ask).start(graph_file("basics/quote-edit.json"), "Edit", "")
     assert run.status is Status.AWAITING_MERGE
-    command = f"git show interlock/state:runs/{run.id}/missions/0001-edit.json"
+    command = f"git show interlock/state:runs/{run.id}/missions/0000/0001-edit.json"
     assert "plan line 1\n" in prompts[0] and "plan line 22\n" in prompts[0] and "plan line 23\n" not in prompts[0]
     assert "[… 78 more lines]" in prompts[0] and f"full answer: {command}" in prompts[0]
     assert json.loads(bench.show(command.removeprefix("git show ")))["answer"].startswith(LONG)
@@ -95,7 +95,7 @@ def test_status_at_a_gate_shows_the_worker_answer_not_the_reask(tmp_path: Path, 
     assert view is not None and (view["mission"], view["lines"]) == (1, 101)
     shown = render_status(run, JUDGED, "none", view)
     assert "    answer of mission #1 at edit:\n    plan line 1\n" in shown and "plan line 6" not in shown
-    where = f"git show interlock/state:runs/{run.id}/missions/0001-edit.json"
+    where = f"git show interlock/state:runs/{run.id}/missions/0000/0001-edit.json"
     assert f"    [… 96 more lines]\n    full answer: {where}" in shown
 
 

@@ -61,7 +61,8 @@ def test_status_at_a_gate_shows_the_answer_to_approve(tmp_path: Path) -> None:
     text = interlock("status", "g", env=env, repo=repo).stdout
     assert "    answer of mission #1 at edit:\n    Changed the quote.\n    It is kinder.\n" in text
     view = json.loads(interlock("status", "g", "--json", env=env, repo=repo).stdout)["gate_answer"]
-    assert view["command"] == "git show interlock/state:runs/g/missions/0001-edit.json" and view["lines"] == 2
+    # layout v2: the command names the bucket the file lies in (app/store/layout.py)
+    assert view["command"] == "git show interlock/state:runs/g/missions/0000/0001-edit.json" and view["lines"] == 2
     shown = subprocess.run(view["command"].split(), cwd=repo, capture_output=True, text=True, check=True).stdout
     assert json.loads(shown)["answer"].startswith("Changed the quote.")
 

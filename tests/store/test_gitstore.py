@@ -37,7 +37,12 @@ def test_layout_and_round_trip_without_touching_the_work_tree(tmp_path: Path) ->
     d = advanced(1)
     store.save(d.run, None, {mission_path(d.run.id, 1, "work"): b'{"answer": "x"}'})
     assert store.load(d.run.id) == d.run
-    assert store.list_files("runs/") == ["runs/run-1.json", "runs/run-1/missions/0001-work.json"]
+    # SPEC J1: the store lists logical names; layout v2's file and bucket are where they lie (app/store/layout.py)
+    assert store.list_files("runs/") == [
+        "runs/run-1.json",
+        "runs/run-1/layout.json",
+        "runs/run-1/missions/0001-work.json",
+    ]
     shown = subprocess.run(
         ["git", "show", "interlock/state:runs/run-1.json"], cwd=tmp_path, capture_output=True, text=True, check=True
     )
@@ -167,7 +172,7 @@ def test_each_save_is_one_pack_that_git_itself_reads_and_verifies(tmp_path: Path
     checked = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=tmp_path, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     shown = subprocess.run(
-        ["git", "show", "interlock/state:runs/run-1/missions/0130-work.json"],
+        ["git", "show", "interlock/state:runs/run-1/missions/0001/0130-work.json"],  # layout v2: its bucket
         cwd=tmp_path,
         capture_output=True,
         text=True,

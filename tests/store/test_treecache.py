@@ -14,6 +14,7 @@ from app.gitaccess import ON_GITHUB
 from app.store import treecache
 from app.store.gitstore import GitStore
 from app.store.journal import encode_record, event_path, mission_path
+from app.store.layout import V2, layout_path, placed
 from tests.local.harness import make_repo
 from tests.store.test_gitstore import advanced
 
@@ -65,7 +66,9 @@ def test_a_journal_written_by_git_itself_loads_and_takes_new_saves(tmp_path: Pat
     store.close()
     fsck(tmp_path)
     listed = git(tmp_path, "ls-tree", "-r", "--name-only", "interlock/state").decode().split()
-    assert sorted(listed) == sorted([*old, mission_path(run.id, 4, "work")])
+    # a v1 journal moves to layout v2 with its next save, in the same commit; a numbered folder stays where it is
+    moved = [placed(path, V2) for path in [*old, mission_path(run.id, 4, "work")]]
+    assert sorted(listed) == sorted([*moved, layout_path(run.id)])
     assert git(tmp_path, "show", f"interlock/state:runs/{run.id}/missions/0002-x/inner.json") == b"folder"
     assert GitStore(tmp_path).load(run.id) == d.run
 
@@ -97,7 +100,7 @@ def test_spliced_trees_are_the_ones_git_builds_from_the_same_files(tmp_path: Pat
     store.close()  # the pack merge running beside the saves removes the packs it merged: fsck after it
     fsck(tmp_path)
     listed = set(git(tmp_path, "ls-tree", "-r", "--name-only", "interlock/state").decode().split())
-    assert listed == {*files, f"runs/{d.run.id}.json"}
+    assert listed == {*(placed(path, V2) for path in files), f"runs/{d.run.id}.json", layout_path(d.run.id)}
     for folder in ("missions", "events", "missions/deep"):
         spec = f"interlock/state:runs/{d.run.id}/{folder}"
         rebuilt = git(tmp_path, "mktree", data=git(tmp_path, "ls-tree", spec)).strip()
