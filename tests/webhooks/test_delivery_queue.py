@@ -172,7 +172,7 @@ def test_applied_records_are_pruned_after_a_while(tmp_path: Path, clock: Clock) 
     assert queue.record("new") is not None
 
 
-def _work(path: str, applied: "multiprocessing.Queue[str]", consumer: str) -> None:
+def _work(path: str, applied: multiprocessing.Queue[str], consumer: str) -> None:
     """A worker process: take and apply until the queue has nothing left to take."""
     queue = SqliteDeliveryQueue(Path(path))
     idle = 0
