@@ -47,3 +47,16 @@ def outcome_of(client: TestClient, body: bytes, headers: dict[str, str]) -> dict
     """What the old synchronous answer said, read from the settled record: state and outcome."""
     record = post_settled(client, body, headers)
     return {"state": record.state, "outcome": record.outcome, "attempts": record.attempts}
+
+
+def delivered(client: TestClient, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """Post a delivery; one queued is waited for and read from its settled record (``state``, ``outcome``),
+    one answered inline is its answer: (status, body)."""
+    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
+    answer: dict[str, Any] = response.json()
+    if response.status_code == 202 and answer.get("outcome") == "queued":
+        app = client.app
+        assert isinstance(app, FastAPI)
+        record = settle(app, headers["x-github-delivery"])
+        answer = {**answer, "state": str(record.state), "outcome": record.outcome}
+    return response.status_code, answer
