@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 from app.webhooks.api_metrics import ApiMetrics
-from app.webhooks.prometheus import label
+from app.webhooks.prometheus import family, label, series
 from app.webhooks.run_metrics import RunMetrics
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
+
+QUEUE_ENDS = ("queued", "applied", "retried", "failed")  # what happens to a queued delivery, counted
 
 OTHER = "other"  # a signed delivery of an event the service has no handler for
 UNVERIFIED = "unverified"  # a request refused before its signature was verified: its headers are not trusted
@@ -34,6 +37,24 @@ class Metrics:
         self.total_s = 0.0
         self.runs = RunMetrics()  # what this process sees from now on (SPEC W6)
         self.api = ApiMetrics()
+        self.queue: Counter[str] = Counter()
+        self.waiting: Callable[[], int] | None = None  # the delivery queue's waiting count, read when rendered
+
+    def count_queue(self, kind: str) -> None:
+        """One delivery ``queued``, ``applied``, ``retried`` or ``failed`` (``QUEUE_ENDS``)."""
+        assert kind in QUEUE_ENDS, kind
+        with self.lock:
+            self.queue[kind] += 1
+
+    def render_queue(self) -> list[str]:
+        with self.lock:
+            counted = [series("interlock_queue_deliveries_total", {"kind": k}, self.queue[k]) for k in QUEUE_ENDS]
+        help_text = "Deliveries queued, applied, retried and failed."
+        lines = family("interlock_queue_deliveries_total", "counter", help_text, counted)
+        if self.waiting is not None:
+            gauge = [series("interlock_queue_waiting", {}, self.waiting())]
+            lines += family("interlock_queue_waiting", "gauge", "Deliveries waiting in the queue.", gauge)
+        return lines
 
     def event_label(self, event: str) -> str:
         """The label for a verified delivery's ``X-GitHub-Event``: a known event's name, else ``other``."""
@@ -74,4 +95,4 @@ class Metrics:
                 f"interlock_delivery_seconds_sum {self.total_s:.6f}",
                 f"interlock_delivery_seconds_count {self.count}",
             ]
-        return "\n".join([*lines, *self.runs.render(), *self.api.render()]) + "\n"
+        return "\n".join([*lines, *self.render_queue(), *self.runs.render(), *self.api.render()]) + "\n"

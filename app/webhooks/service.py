@@ -3,40 +3,46 @@
 Order of work on a delivery, and why:
 1. a size limit (25 MB, GitHub's own cap) before reading — a flood of bytes costs nothing;
 2. the HMAC-SHA256 signature of the raw body, in constant time, before any parsing — 401 otherwise;
-3. the JSON body and the event headers — 400 when malformed; so is a delivery whose handler finds a field
-   it needs missing or unsafe (``MalformedDelivery``): nothing changed, and no redelivery could help;
-4. the handler for (event, action), within a deadline well under GitHub's 10 s — 2xx when done or
-   ignored, 5xx when it failed (nothing is half-applied: each run transition is one compare-and-swap), so
-   the delivery shows as failed and ``interlock redeliver`` recovers it.
+3. the JSON body and the event headers — 400 when malformed;
+4. a delivery no handler needs a thread for (ignored, the App's own, an inline handler) is answered at once,
+   with its outcome, as before;
+5. any other is ``put`` in the durable delivery queue (``app/webhooks/delivery_queue.py``; SQLite in the
+   data folder by default) and answered 202 ``queued`` — or 202 ``duplicate`` when the queue knew its id —
+   well within GitHub's 10 s, whatever the handler will take; the workers (``app/webhooks/workers.py``)
+   apply it, one at a time per repository, retrying what failed and recording FAILED what was refused
+   (``MalformedDelivery``, an invalid configuration, a broken state file: the details once answered 400/422).
 
 https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
+import tempfile
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.github.config import ConfigInvalid
-from app.redact import Redactor
-from app.store.github import StateFileUnreadable
-from app.store.journal import STATE_BRANCH
 from app.webhooks.delivery import Delivery, MalformedDelivery
+from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState
 from app.webhooks.metrics import UNVERIFIED, Metrics
 from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import signature_valid
+from app.webhooks.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.workers import RETRY_BASE_S, Workers, refusal
 
 MAX_BODY = 25 * 1024 * 1024
-DEADLINE_S = 8.0
+DEADLINE_S = 8.0  # a bound for waits inside a handler (app/github/throttle.py); no longer on the answer
+QUEUE_FILE = "queue.sqlite3"
 RECENT_DELIVERIES = 10_000
 WEBHOOK_PATH = "/api/github/webhooks"
 
@@ -88,15 +94,53 @@ def github_router(settings: ServiceSettings) -> Router:
     return service_router(GitHubApp(settings.app_identity()), library_dirs(), settings.app_slug)
 
 
+def default_queue(settings: ServiceSettings) -> DeliveryQueue:
+    """The SQLite queue in the data folder; with none set (settings built directly, in tests) a fresh temporary
+    folder, which is not durable, as the log says."""
+    folder = settings.data_dir
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="interlock-data-"))
+        log.warning("no data folder set: the delivery queue is in %s, which is not durable", folder)
+    return SqliteDeliveryQueue(folder / QUEUE_FILE)
+
+
 def create_app(
-    settings: ServiceSettings, router: Router | None = None, *, deadline_s: float = DEADLINE_S, max_body: int = MAX_BODY
+    settings: ServiceSettings,
+    router: Router | None = None,
+    *,
+    max_body: int = MAX_BODY,
+    queue: DeliveryQueue | None = None,
+    retry_base_s: float = RETRY_BASE_S,
 ) -> FastAPI:
-    app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None)
     routes = router or github_router(settings)
+    deliveries = queue if queue is not None else default_queue(settings)
     metrics = Metrics(frozenset(event for event, _ in routes.handlers))
+    metrics.waiting = lambda: deliveries.counts()[QueueState.WAITING]
+    workers = Workers(
+        deliveries,
+        routes,
+        count=settings.workers,
+        attempts=settings.delivery_attempts,
+        visibility_s=settings.visibility_s,
+        on_end=metrics.count_queue,
+        retry_base_s=retry_base_s,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        workers.start()  # deliveries a previous process left waiting or leased are applied now
+        yield
+        await run_in_threadpool(workers.stop)
+
+    app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     recent = RecentDeliveries()
     app.state.metrics = metrics
     app.state.router = routes
+    app.state.queue = deliveries
+    app.state.workers = workers
+    counts = deliveries.counts()
+    if counts[QueueState.WAITING] or counts[QueueState.LEASED]:
+        workers.start()  # without a lifespan (a TestClient used without ``with``) the restart still resumes
 
     def answer(status: int, body: dict[str, Any], label: str, started: float) -> Response:
         """The response, counted under ``label``: ``UNVERIFIED`` before the signature held, else the event's."""
@@ -104,6 +148,14 @@ def create_app(
             label, str(body.get("outcome", body.get("error", status))), status, time.perf_counter() - started
         )
         return JSONResponse(body, status_code=status)
+
+    def enqueue(delivery: Delivery, body: bytes) -> bool:
+        key = delivery.repository or delivery.delivery_id
+        fresh = deliveries.put(QueuedDelivery(delivery.delivery_id, delivery.event, key, body))
+        if fresh:
+            metrics.count_queue("queued")
+        workers.notify()
+        return fresh
 
     @app.post(WEBHOOK_PATH)
     async def receive(request: Request) -> Response:
@@ -126,44 +178,38 @@ def create_app(
         if not isinstance(payload, dict):
             return answer(400, {"error": "the body is not a JSON object"}, label, started)
         delivery = Delivery(event, delivery_id, payload)
+        if routes.needs_worker(delivery):
+            fresh = await run_in_threadpool(enqueue, delivery, body)
+            outcome = "queued" if fresh else Outcome.DUPLICATE
+            return answer(202, {"delivery": delivery_id, "outcome": outcome}, label, started)
         if delivery_id in recent:
             return answer(200, {"delivery": delivery_id, "outcome": Outcome.DUPLICATE}, label, started)
+        return inline(delivery, label, started)
+
+    def inline(delivery: Delivery, label: str, started: float) -> Response:
+        """Ignored, own, or an inline handler: no I/O, answered at once with its outcome."""
         try:
-            if routes.needs_worker(delivery):
-                outcome = await asyncio.wait_for(run_in_threadpool(routes.dispatch, delivery), deadline_s)
-            else:
-                outcome = routes.dispatch(delivery)  # ignored, own, or an inline handler: no thread needed
-        except MalformedDelivery as exc:  # a field the handler needs is missing or unsafe: redelivery cannot help
-            log.warning("refused %s", str(exc).encode("unicode_escape").decode("ascii"))
-            error = {"delivery": delivery_id, "error": "malformed delivery", "detail": str(exc)}
+            outcome = routes.dispatch(delivery)
+        except MalformedDelivery as exc:
+            refusal(delivery, exc)
+            error = {"delivery": delivery.delivery_id, "error": "malformed delivery", "detail": str(exc)}
             return answer(400, error, label, started)
-        except ConfigInvalid as exc:  # the repository's .github/interlock.yml: a person fixes it, then redelivers
-            detail = Redactor().text(str(exc))
-            log.warning("refused %s: %s", delivery.describe(), detail.encode("unicode_escape").decode("ascii"))
-            error = {"delivery": delivery_id, "error": "repository configuration invalid", "detail": detail}
-            return answer(422, error, label, started)
-        except StateFileUnreadable as exc:  # a run record broken by hand: a person restores it, then redelivers
-            detail = Redactor().text(f"{exc}. Restore it from `git log {STATE_BRANCH} -- {exc.path}`, then redeliver.")
-            log.warning("refused %s: %s", delivery.describe(), detail.encode("unicode_escape").decode("ascii"))
-            error = {"delivery": delivery_id, "error": "state file unreadable", "detail": detail}
-            return answer(422, error, label, started)
-        except TimeoutError:
-            log.error("deadline of %.1fs passed on %s", deadline_s, delivery.describe())
-            return answer(503, {"delivery": delivery_id, "error": "deadline passed; redeliver"}, label, started)
         except Exception:
             log.exception("failed on %s", delivery.describe())
-            return answer(500, {"delivery": delivery_id, "error": "handler failed; redeliver"}, label, started)
-        recent.add(delivery_id)
+            return answer(500, {"delivery": delivery.delivery_id, "error": "handler failed; redeliver"}, label, started)
+        recent.add(delivery.delivery_id)
         status = 202 if outcome in (Outcome.IGNORED, Outcome.OWN) else 200
-        return answer(status, {"delivery": delivery_id, "outcome": outcome}, label, started)
+        return answer(status, {"delivery": delivery.delivery_id, "outcome": outcome}, label, started)
 
     from app.webhooks.board_web import mount  # the web board, when OAuth is configured; else /board is 404
 
     mount(app, settings)
 
     @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    async def healthz() -> dict[str, str | int]:
+        waiting = (await run_in_threadpool(deliveries.counts))[QueueState.WAITING]
+        backend = str(getattr(deliveries, "backend", type(deliveries).__name__))
+        return {"status": "ok", "queue": backend, "waiting": waiting}
 
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:

@@ -6,6 +6,13 @@
 - ``GITHUB_API_URL``: ``https://api.github.com`` by default; a GitHub Enterprise Server URL, or a test double.
 - ``INTERLOCK_LOG_LEVEL``: ``info`` by default.
 - ``GITHUB_APP_SLUG`` (optional): the app's slug, so that events its own bot caused are ignored.
+- ``INTERLOCK_DATA_DIR``: the folder of the durable delivery queue (``queue.sqlite3``); ``.interlock`` in the
+  working directory by default. Settings built directly with none get a fresh temporary folder (tests).
+- ``INTERLOCK_WORKERS``: how many threads apply queued deliveries; 4 by default.
+- ``INTERLOCK_DELIVERY_ATTEMPTS``: how many times a delivery whose handler fails is tried before it is
+  recorded FAILED; 5 by default.
+- ``INTERLOCK_VISIBILITY_S``: seconds a worker's lease on a delivery lasts before another worker may take it
+  (the worker died); 120 by default, longer than any handler.
 - the web board's OAuth client and session secret (optional): ``app/webhooks/board_settings.py``.
 """
 
@@ -24,6 +31,10 @@ from app.webhooks.board_settings import BoardSettings, board_settings
 DEFAULT_API_URL = "https://api.github.com"
 KEY_LIMIT = 64 * 1024  # an RSA key of 4096 bits is about 3 kB of PEM
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+DEFAULT_DATA_DIR = ".interlock"
+DEFAULT_WORKERS = 4
+DEFAULT_ATTEMPTS = 5
+DEFAULT_VISIBILITY_S = 120.0
 
 
 class SettingsError(InterlockError):
@@ -43,6 +54,15 @@ class ServiceSettings:
     log_level: str = "info"
     app_slug: str | None = None
     board: BoardSettings | None = None  # the web board; None: off (app/webhooks/board_settings.py)
+    data_dir: Path | None = None  # the delivery queue's folder; None: a fresh temporary one, not durable
+    workers: int = DEFAULT_WORKERS
+    delivery_attempts: int = DEFAULT_ATTEMPTS
+    visibility_s: float = DEFAULT_VISIBILITY_S
+
+    def __post_init__(self) -> None:
+        problems = queue_problems(self.workers, self.delivery_attempts, self.visibility_s)
+        if problems:
+            raise SettingsError(problems)
 
     def app_identity(self) -> AppIdentity:
         """The plain values the GitHub adapter takes."""
@@ -72,10 +92,43 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
     if not api_url.startswith(("http://", "https://")):
         problems.append(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
     board = board_settings(env, problems)
+    workers = _number(env, "INTERLOCK_WORKERS", DEFAULT_WORKERS, problems)
+    attempts = _number(env, "INTERLOCK_DELIVERY_ATTEMPTS", DEFAULT_ATTEMPTS, problems)
+    visibility = _number(env, "INTERLOCK_VISIBILITY_S", DEFAULT_VISIBILITY_S, problems)
+    problems += queue_problems(int(workers), int(attempts), visibility)
+    data_dir = Path(env.get("INTERLOCK_DATA_DIR") or DEFAULT_DATA_DIR)
     if problems:
         raise SettingsError(problems)
     slug = env.get("GITHUB_APP_SLUG") or None
-    return ServiceSettings(app_id, key, secret.encode("utf-8"), api_url, level, slug, board)
+    return ServiceSettings(
+        app_id, key, secret.encode("utf-8"), api_url, level, slug, board, data_dir, int(workers), int(attempts),
+        visibility,
+    )
+
+
+def _number(env: Mapping[str, str], name: str, default: float, problems: list[str]) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text) if isinstance(default, int) else float(text)
+    except ValueError:
+        kind = "a whole number" if isinstance(default, int) else "a number of seconds"
+        problems.append(f"{name}={text!r} is not {kind}")
+        return default
+    return value
+
+
+def queue_problems(workers: int, attempts: int, visibility_s: float) -> list[str]:
+    """What is wrong with the delivery queue's settings, each with its variable."""
+    problems = []
+    if not 1 <= workers <= 64:
+        problems.append(f"INTERLOCK_WORKERS={workers} is not between 1 and 64")
+    if not 1 <= attempts <= 100:
+        problems.append(f"INTERLOCK_DELIVERY_ATTEMPTS={attempts} is not between 1 and 100")
+    if not 1.0 <= visibility_s <= 86_400.0:  # also refuses nan and inf
+        problems.append(f"INTERLOCK_VISIBILITY_S={visibility_s} is not between 1 and 86400 seconds")
+    return problems
 
 
 def _private_key(env: Mapping[str, str], problems: list[str]) -> str:

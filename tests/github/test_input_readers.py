@@ -126,16 +126,17 @@ def test_the_service_answers_a_configuration_too_deep_or_large_with_422_naming_i
     # SPEC GH8: a 5xx asks GitHub to redeliver; the configuration must be fixed first, so the answer says so
     from fastapi.testclient import TestClient
 
-    from app.webhooks.service import WEBHOOK_PATH, create_app
+    from app.webhooks.service import create_app
     from tests.webhooks.conftest import signed
+    from tests.webhooks.queue_helpers import post_settled
     from tests.webhooks.test_malformed import labelled
 
     world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
     body, headers = signed("issues", labelled())
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 422, response.text
-    assert response.json()["error"] == "repository configuration invalid"
-    assert github_config.CONFIG_PATH in response.json()["detail"]
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    assert record.state == "failed", record
+    assert record.outcome.startswith("repository configuration invalid: ")
+    assert github_config.CONFIG_PATH in record.outcome
     assert world.fake.dispatches == [] and world.fake.comments == {}
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "422 when the repository's `.github/interlock.yml` is invalid (too large, nested too deeply" in readme

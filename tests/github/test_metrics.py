@@ -17,11 +17,12 @@ from app.github import usage
 from app.webhooks import api_metrics, run_metrics
 from app.webhooks.delivery import Delivery
 from app.webhooks.router import Outcome
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example
 from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
+from tests.webhooks.queue_helpers import delivered
 
 TEAM_CONFIG = """base: develop
 default_graph: small
@@ -45,9 +46,9 @@ class ServedWorld(World):
     def deliver(self, event: str, payload: dict[str, Any], delivery: str | None = None) -> Outcome:
         self.count += 1
         body, headers = signed(event, payload, delivery=delivery or f"delivery-{self.count}")
-        answer = self.service.post(WEBHOOK_PATH, content=body, headers=headers)
-        assert answer.status_code in (200, 202), answer.text
-        return Outcome(answer.json()["outcome"])
+        status, answer = delivered(self.service, body, headers)  # a queued one: its settled record
+        assert status in (200, 202) and answer.get("state") != "failed", answer
+        return Outcome(answer["outcome"])
 
     def metrics(self) -> dict[str, float]:
         """Every sample of /metrics, by its series (``name{labels}``)."""

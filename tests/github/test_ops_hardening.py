@@ -17,12 +17,13 @@ from app.cli_remote import HEADER_REFUSED, NOT_THE_API
 from app.github import usage
 from app.webhooks.api_metrics import ApiMetrics
 from app.webhooks.router import Outcome
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
 from tests.helpers import ROOT
 from tests.webhooks.conftest import settings, signed  # noqa: F401 - fixture
+from tests.webhooks.queue_helpers import post_settled
 
 
 def error_line(*args: str, **env: str) -> str:
@@ -127,9 +128,9 @@ def test_a_damaged_run_record_is_a_422_that_says_how_to_fix_it_never_a_5xx(
     payload["comment"] = {**payload["comment"], "body": "/interlock stop"}
     payload["sender"] = {**payload["sender"], "login": "alice", "type": "User"}
     body, headers = signed("issue_comment", payload, delivery="stop-1")
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    detail = response.json().get("detail", "")
-    assert response.status_code == 422, response.text
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    detail = record.outcome
+    assert record.state == "failed", record
     assert f"{path} on the state branch cannot be read: not a run record" in detail
     assert f"`git log interlock/state -- {path}`" in detail
     assert world.fake.files_at(REPO, "interlock/state")[path] == good[: len(good) // 2]  # left as it is

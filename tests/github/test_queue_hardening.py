@@ -15,7 +15,7 @@ from app.engine.errors import VersionConflict
 from app.engine.record import Status
 from app.webhooks import team_start
 from app.webhooks.router import Outcome
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.team_hold import HoldUnreadable
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
@@ -25,6 +25,7 @@ from tests.github.test_team_hold import with_teams
 from tests.github.test_team_queue import TEAM, configure, label_payload, places, queue_file, run_of, trigger
 from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
+from tests.webhooks.queue_helpers import post_settled
 
 STATE = "interlock/state"
 
@@ -145,9 +146,9 @@ def test_an_unreadable_stop_file_refuses_with_422_and_says_how_to_fix_it(
     assert trigger(world, 1) is Outcome.HANDLED and hold_command(world, 1, "/interlock abandon") is Outcome.HANDLED
     world.fake.commit_file(REPO, STATE, "teams/core.json", '{"stopped": tru')
     body, headers = signed("issues", label_payload(2), delivery="label-2")
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    detail = response.json()["detail"]
-    assert response.status_code == 422 and "cannot read the stop file of team `core`" in detail
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    detail = record.outcome
+    assert record.state == "failed" and "cannot read the stop file of team `core`" in detail
     assert "not JSON" in detail and "`git log interlock/state -- teams/core.json`" in detail
     assert "`interlock redeliver`" in detail and run_of(world, 2) is None
     world.fake.commit_file(REPO, STATE, "teams/core.json", '{"stopped": [1]}')  # JSON, of the wrong shape

@@ -14,12 +14,13 @@ from fastapi.testclient import TestClient
 from app.engine.record import Status
 from app.github.teams import TeamSettings
 from app.webhooks.queue import QUEUED_LABEL, QueueUnreadable, tell_places
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
 from tests.github.test_team_queue import TEAM, configure, label_payload, places, queue_file, run_of, said, trigger
 from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
+from tests.webhooks.queue_helpers import post_settled
 
 STATE = "interlock/state"
 
@@ -49,8 +50,8 @@ def test_an_unreadable_queue_file_refuses_the_trigger_with_422_and_tells_the_iss
     good = state_text(world, "queues/core.json")
     world.fake.commit_file(REPO, STATE, "queues/core.json", '{"running": [1], "waiting": [')
     body, headers = signed("issues", label_payload(2), delivery="label-2")
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 422 and "queues/core.json" in response.json()["detail"]
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    assert record.state == "failed" and "queues/core.json" in record.outcome
     told = [text for text in said(world, 2) if "cannot read the queue of team `core`" in text]
     assert len(told) == 1 and "`git log interlock/state -- queues/core.json`" in told[0]
     assert "`interlock redeliver`" in told[0] and "not JSON" in told[0]

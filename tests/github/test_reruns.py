@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.engine.record import Status
 from app.webhooks.router import Outcome
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import mutation_of
 from tests.github.test_flows import (
@@ -26,6 +26,7 @@ from tests.github.test_flows import (
 )
 from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
+from tests.webhooks.queue_helpers import post_settled
 
 
 @pytest.fixture
@@ -221,8 +222,8 @@ def test_the_service_answers_a_missing_base_branch_with_2xx(
     world.fake.commit_file(REPO, "main", ".github/interlock.yml", "base: trunk\ndefault_graph: small\n")
     client = TestClient(create_app(settings, world.router))
     body, headers = signed("issues", label_payload())
-    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 202 and response.json()["outcome"] == "ignored"
+    record = post_settled(client, body, headers)
+    assert record.outcome == "ignored"
     assert any("base branch `trunk` does not exist" in r.getMessage() for r in caplog.records)
 
 
@@ -290,8 +291,8 @@ def test_a_base_that_is_no_branch_name_is_a_configuration_error_before_anything_
     world.fake.commit_file(REPO, "main", ".github/interlock.yml", f"base: {json.dumps(base)}\ndefault_graph: small\n")
     client = TestClient(create_app(settings, world.router))
     body, headers = signed("issues", label_payload())
-    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 422 and "base" in response.json()["detail"], response.text
+    record = post_settled(client, body, headers)
+    assert record.state == "failed" and "base" in record.outcome, record
     assert world.fake.dispatches == [] and said_once(world, "- .github/interlock.yml: base: not a branch name")
     assert not any(branch.startswith("interlock/issue") for _, branch in world.fake.refs)
 
@@ -318,6 +319,6 @@ def test_a_workflow_that_is_no_file_name_of_github_workflows_is_a_configuration_
     world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
     client = TestClient(create_app(settings, world.router))
     body, headers = signed("issues", label_payload())
-    response = client.post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 422 and "workflow" in response.json()["detail"], response.text
+    record = post_settled(client, body, headers)
+    assert record.state == "failed" and "workflow" in record.outcome, record
     assert world.fake.dispatches == [] and said_once(world, "- .github/interlock.yml: workflow: not the file name")

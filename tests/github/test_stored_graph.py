@@ -10,12 +10,13 @@ from fastapi.testclient import TestClient
 
 from app.engine.record import Status
 from app.runner import driver
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.stored_graph import StoredGraphRefused
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
 from tests.helpers import ROOT
 from tests.webhooks.conftest import signed
+from tests.webhooks.queue_helpers import post_settled
 
 STATE = "interlock/state"
 
@@ -59,8 +60,8 @@ def test_an_unreadable_stored_graph_refuses_the_runs_event_with_422_and_tells_it
     world.fake.commit_file(REPO, STATE, f"runs/issue-{issue}/missions/0001-build.json", record)
     good = break_graph(world, issue, '{"name": "small", "nodes": [')
     body, headers = signed("workflow_run", job_payload(issue), delivery="job-1")
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 422 and f"runs/issue-{issue}/graph.json" in response.json()["detail"]
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    assert record.state == "failed" and f"runs/issue-{issue}/graph.json" in record.outcome
     [said] = told(world, issue)
     assert f"`git log interlock/state -- runs/issue-{issue}/graph.json`" in said and "`interlock redeliver`" in said
     assert world.run(issue).version == version  # nothing changed

@@ -1,6 +1,7 @@
 """Deliveries with malformed fields, through the service and the real handlers against the stand-in GitHub:
-each is a 400 (a field the handler needs is missing or unsafe) or an ignored 202, never a 5xx, and a refused
-delivery changes nothing on GitHub (SPEC GH8, issue 11 item 11)."""
+each is answered 202 and its record ends FAILED naming the field (a field the handler needs is missing or
+unsafe) or APPLIED as ignored, never retried, and a refused delivery changes nothing on GitHub (SPEC GH8,
+issue 11 item 11)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from fastapi.testclient import TestClient
 
 from app.webhooks.delivery import Delivery, MalformedDelivery
 from app.webhooks.handlers import when
-from app.webhooks.service import WEBHOOK_PATH, create_app
+from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import World, example
 from tests.webhooks.conftest import signed
+from tests.webhooks.queue_helpers import post_settled
 
 Mutate = Callable[[dict[str, Any]], None]
 
@@ -130,15 +132,16 @@ def test_a_malformed_delivery_is_400_or_ignored_and_changes_nothing(
     body, headers = signed(event, payload)
     service = TestClient(create_app(settings, world.router))
     with caplog.at_level(logging.WARNING, logger="interlock.webhooks"):
-        response = service.post(WEBHOOK_PATH, content=body, headers=headers)
+        record = post_settled(service, body, headers)
     writes = [call for call in world.fake.calls() if not call.startswith("GET")]
     assert writes == [] and world.fake.comments == {} and world.fake.dispatches == []
+    assert record.attempts == 1  # refused or ignored at once: no retry could help
     if field is None:
-        assert response.status_code == 202 and response.json()["outcome"] == "ignored"
+        assert record.state == "applied" and record.outcome == "ignored"
         return
-    assert response.status_code == 400 and response.json()["error"] == "malformed delivery"
-    assert f"`{field}`" in response.json()["detail"]
-    assert any(f"`{field}`" in record.getMessage() for record in caplog.records)
+    assert record.state == "failed" and record.outcome.startswith("malformed delivery: ")
+    assert f"`{field}`" in record.outcome
+    assert any(f"`{field}`" in line.getMessage() for line in caplog.records)
 
 
 def test_labels_that_are_no_list_do_not_stop_a_start(world: World, settings: ServiceSettings) -> None:
@@ -146,8 +149,8 @@ def test_labels_that_are_no_list_do_not_stop_a_start(world: World, settings: Ser
     payload = labelled()
     payload["issue"]["labels"] = 5
     body, headers = signed("issues", payload)
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 200 and world.run(payload["issue"]["number"]).graph == "small"
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    assert record.outcome == "handled" and world.run(payload["issue"]["number"]).graph == "small"
 
 
 def test_a_time_without_a_zone_is_utc_so_that_it_compares() -> None:
@@ -167,6 +170,6 @@ def test_a_lone_surrogate_in_a_field_is_stored_as_a_question_mark(world: World, 
     payload = job()
     payload["workflow_run"] = {**payload["workflow_run"], "conclusion": "failure", "html_url": "https://x/\ud800"}
     body, headers = signed("workflow_run", payload, delivery="surrogate")
-    response = TestClient(create_app(settings, world.router)).post(WEBHOOK_PATH, content=body, headers=headers)
-    assert response.status_code == 200 and world.run(issue).mission(1).status.value == "crashed"
+    record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
+    assert record.outcome == "handled" and world.run(issue).mission(1).status.value == "crashed"
     assert any("https://x/?" in text for text in world.fake.files_at("octo/app", "interlock/state").values())

@@ -1,0 +1,158 @@
+"""The threads that apply queued deliveries: take, decode, dispatch, then done, fail or retry (issue 27).
+
+The service answered GitHub 202 once the delivery was in the queue; here is the work. No per-delivery deadline
+applies: GitHub's 10 s limit is on the answer, which was already given, and a handler that waits out GitHub's
+rate limit should be let finish. The queue's visibility timeout (``INTERLOCK_VISIBILITY_S``, longer than any
+handler) is what hands a delivery to another worker if this one died.
+
+A refusal (``MalformedDelivery``, ``ConfigInvalid``, ``StateFileUnreadable``) fails the delivery at once with the
+same redacted detail the service used to answer 400/422 with: no retry could help; a person fixes the cause and
+redelivers. Any other exception is retried with exponential back-off, up to ``INTERLOCK_DELIVERY_ATTEMPTS``
+takes, then fails.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+
+from app.github.config import ConfigInvalid
+from app.redact import Redactor
+from app.store.github import StateFileUnreadable
+from app.store.journal import STATE_BRANCH
+from app.webhooks.delivery import Delivery, MalformedDelivery
+from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery
+from app.webhooks.router import Router
+
+RETRY_BASE_S = 1.0  # the first back-off; doubled on each attempt
+RETRY_CAP_S = 300.0
+IDLE_WAIT_S = 0.5  # how long an idle worker waits before looking again (a put wakes it sooner)
+
+log = logging.getLogger("interlock.webhooks")
+
+
+def escaped(text: str) -> str:
+    return text.encode("unicode_escape").decode("ascii")
+
+
+def refusal(delivery: Delivery, exc: Exception) -> str | None:
+    """The redacted reason a delivery is refused for good, or None for an error a retry may cure."""
+    match exc:
+        case MalformedDelivery():
+            log.warning("refused %s", escaped(str(exc)))
+            return f"malformed delivery: {exc}"
+        case ConfigInvalid():
+            detail = Redactor().text(str(exc))
+            log.warning("refused %s: %s", delivery.describe(), escaped(detail))
+            return f"repository configuration invalid: {detail}"
+        case StateFileUnreadable():
+            detail = Redactor().text(f"{exc}. Restore it from `git log {STATE_BRANCH} -- {exc.path}`, then redeliver.")
+            log.warning("refused %s: %s", delivery.describe(), escaped(detail))
+            return f"state file unreadable: {detail}"
+        case _:
+            return None
+
+
+def decode(item: QueuedDelivery) -> Delivery:
+    """The delivery as the service read it before queueing (its body was a JSON object then)."""
+    payload = json.loads(item.body)
+    if not isinstance(payload, dict):
+        raise MalformedDelivery("the body is not a JSON object")
+    return Delivery(item.event, item.delivery_id, payload)
+
+
+class Workers:
+    """``count`` daemon threads applying deliveries from ``queue`` with ``router``; started once, lazily."""
+
+    def __init__(
+        self,
+        queue: DeliveryQueue,
+        router: Router,
+        *,
+        count: int,
+        attempts: int,
+        visibility_s: float,
+        on_end: Callable[[str], None] = lambda kind: None,
+        retry_base_s: float = RETRY_BASE_S,
+    ) -> None:
+        self.queue = queue
+        self.router = router
+        self.count = count
+        self.attempts = attempts
+        self.visibility_s = visibility_s
+        self.on_end = on_end  # "applied", "retried" or "failed": the metrics' counters
+        self.retry_base_s = retry_base_s
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        with self.lock:
+            if self.threads:
+                return
+            for index in range(self.count):
+                thread = threading.Thread(target=self.loop, args=(f"worker-{index}",), daemon=True)
+                thread.name = f"interlock-worker-{index}"
+                self.threads.append(thread)
+                thread.start()
+
+    def notify(self) -> None:
+        """A delivery was put: start the workers if they are not yet, and wake an idle one."""
+        self.start()
+        self.wake.set()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+        for thread in self.threads:
+            thread.join(timeout=self.visibility_s)
+
+    def loop(self, consumer: str) -> None:
+        while not self.stopping.is_set():
+            try:
+                item = self.queue.take(consumer, self.visibility_s)
+            except Exception:
+                log.exception("the delivery queue could not be read")
+                item = None
+            if item is None:
+                self.wake.wait(IDLE_WAIT_S)
+                self.wake.clear()
+                continue
+            self.apply(item)
+
+    def apply(self, item: QueuedDelivery) -> None:
+        try:
+            delivery = decode(item)
+        except (ValueError, RecursionError) as exc:
+            self.end_failed(item, f"malformed delivery: {exc}")
+            return
+        try:
+            outcome = self.router.dispatch(delivery)
+        except Exception as exc:
+            reason = refusal(delivery, exc)
+            if reason is not None:
+                self.end_failed(item, reason)
+                return
+            self.retry_or_fail(item, delivery, exc)
+            return
+        self.queue.done(item.delivery_id, str(outcome))
+        self.on_end("applied")
+
+    def retry_or_fail(self, item: QueuedDelivery, delivery: Delivery, exc: Exception) -> None:
+        taken = item.attempts + 1
+        error = Redactor().text(f"{type(exc).__name__}: {exc}")
+        if taken >= self.attempts:
+            log.error("failed on %s after %d attempts", delivery.describe(), taken, exc_info=exc)
+            self.end_failed(item, f"handler failed after {taken} attempts: {error}")
+            return
+        delay = min(RETRY_CAP_S, self.retry_base_s * 2 ** item.attempts)
+        log.warning("attempt %d on %s failed (%s); again in %.1fs", taken, delivery.describe(), escaped(error), delay)
+        self.queue.retry(item.delivery_id, error, delay)
+        self.on_end("retried")
+
+    def end_failed(self, item: QueuedDelivery, reason: str) -> None:
+        self.queue.fail(item.delivery_id, reason)
+        self.on_end("failed")
