@@ -2,7 +2,8 @@
 
 A mission job installs the core alone (pyproject.toml's ``dependencies``: the action's install is measured in
 seconds, see the README's "The action"); the webhook service, its web board and signing in as the GitHub App
-need the ``service`` extra (FastAPI, uvicorn, githubkit's App auth with PyJWT, cryptography). Those imports stand
+need the ``service`` extra (FastAPI, uvicorn, githubkit's App auth with PyJWT, cryptography, and the Redis
+client replicas share their quota through). Those imports stand
 inside the commands that need them, so a core install runs every job command, and a service command run there
 fails with the line to type rather than an internal error.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 # The top-level modules of the service extra that app/ imports; tests/test_extras.py checks that every import
 # in app/ of a package only the extra installs is named here.
-SERVICE_MODULES = frozenset({"fastapi", "starlette", "uvicorn", "cryptography", "jwt"})
+SERVICE_MODULES = frozenset({"fastapi", "starlette", "uvicorn", "cryptography", "jwt", "redis"})
 INSTALL_SERVICE = "pip install 'interlock[service]'"
 
 

@@ -62,13 +62,19 @@ def strings(tree: ast.Module) -> list[tuple[int, str]]:
 
 def test_each_way_of_driving_git_keeps_to_its_job() -> None:
     # GitPython ran the same git program as app/gitaccess.run_git does, with its own rules for the environment:
-    # the product no longer uses it; the library, pygit2, serves the journal store alone
+    # the product no longer uses it; the library, pygit2, serves the journal store alone (its writer, its tree cache and
+    # the v1 → v2 layout migration)
     modules = app_modules()
     assert [path for path, tree in modules.items() if "git" in imported(tree)] == []
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert [dep for dep in project["dependencies"] if dep.lower().startswith("gitpython")] == []
     users = sorted(path for path, tree in modules.items() if "pygit2" in imported(tree))
-    assert users == ["app/store/gitstore.py", "app/store/packwriter.py", "app/store/treecache.py"]
+    assert users == [
+        "app/store/gitstore.py",
+        "app/store/packwriter.py",
+        "app/store/reshard.py",
+        "app/store/treecache.py",
+    ]
 
 
 def test_the_git_program_is_started_in_one_place() -> None:

@@ -101,7 +101,10 @@ def default_queue(settings: ServiceSettings) -> DeliveryQueue:
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="interlock-data-"))
         log.warning("no data folder set: the delivery queue is in %s, which is not durable", folder)
-    return SqliteDeliveryQueue(folder / QUEUE_FILE)
+    queue = SqliteDeliveryQueue(folder / QUEUE_FILE)
+    if lapsed := queue.lapse_dead_leases():
+        log.warning("%d deliveries leased by a process that is gone are taken again now", lapsed)
+    return queue
 
 
 def create_app(

@@ -17,13 +17,18 @@ by the same delivery ids, is the last word on whether it changes anything.
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from app.webhooks.delivery_queue import DeliveryRecord, QueuedDelivery, QueueState
+
+T = TypeVar("T")
 
 KEEP_APPLIED_S = 7 * 24 * 3600.0
 BUSY_TIMEOUT_S = 30.0
@@ -85,7 +90,7 @@ class SqliteDeliveryQueue:
             self.local.connection = connection
         return connection
 
-    def _write(self, work: Callable[[sqlite3.Connection, float], object]) -> object:
+    def _write(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
         """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction: the write lock first, then the read."""
         connection = self._connection()
         connection.execute("BEGIN IMMEDIATE")
@@ -117,7 +122,22 @@ class SqliteDeliveryQueue:
                 )
             return True
 
-        return bool(self._write(work))
+        return self._write(work)
+
+    def lapse_dead_leases(self) -> int:
+        """End at once the leases of this host's processes that are gone (a ``kill -9``, a crash), so that a
+        restarted service applies their deliveries now rather than after the visibility timeout. A consumer is
+        named ``host:pid:worker``; a lease of another host, or of a live process, is left to lapse by itself."""
+        host = socket.gethostname()
+
+        def work(db: sqlite3.Connection, now: float) -> int:
+            rows = db.execute("SELECT delivery_id, consumer FROM deliveries WHERE state = 'leased'").fetchall()
+            dead = [delivery_id for delivery_id, consumer in rows if _dead_here(str(consumer), host)]
+            for delivery_id in dead:
+                db.execute("UPDATE deliveries SET lease_until = 0 WHERE delivery_id = ?", (delivery_id,))
+            return len(dead)
+
+        return self._write(work)
 
     def take(self, consumer: str, visibility_s: float) -> QueuedDelivery | None:
         def work(db: sqlite3.Connection, now: float) -> QueuedDelivery | None:
@@ -132,9 +152,7 @@ class SqliteDeliveryQueue:
             )
             return QueuedDelivery(delivery_id, event, key, bytes(body), attempts)
 
-        taken = self._write(work)
-        assert taken is None or isinstance(taken, QueuedDelivery)
-        return taken
+        return self._write(work)
 
     def done(self, delivery_id: str, outcome: str) -> None:
         def work(db: sqlite3.Connection, now: float) -> None:
@@ -188,3 +206,17 @@ class SqliteDeliveryQueue:
         rows = self._connection().execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state").fetchall()
         found = {QueueState(state): count for state, count in rows}
         return {state: found.get(state, 0) for state in QueueState}
+
+
+def _dead_here(consumer: str, host: str) -> bool:
+    name, _, rest = consumer.partition(":")
+    pid = rest.partition(":")[0]
+    if name != host or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable
 
@@ -29,6 +31,8 @@ from app.webhooks.router import Router
 RETRY_BASE_S = 1.0  # the first back-off; doubled on each attempt
 RETRY_CAP_S = 300.0
 IDLE_WAIT_S = 0.5  # how long an idle worker waits before looking again (a put wakes it sooner)
+
+CONSUMER_PREFIX = f"{socket.gethostname()}:{os.getpid()}"
 
 log = logging.getLogger("interlock.webhooks")
 
@@ -94,7 +98,8 @@ class Workers:
             if self.threads:
                 return
             for index in range(self.count):
-                thread = threading.Thread(target=self.loop, args=(f"worker-{index}",), daemon=True)
+                consumer = f"{CONSUMER_PREFIX}:worker-{index}"  # the host and process: see lapse_dead_leases
+                thread = threading.Thread(target=self.loop, args=(consumer,), daemon=True)
                 thread.name = f"interlock-worker-{index}"
                 self.threads.append(thread)
                 thread.start()

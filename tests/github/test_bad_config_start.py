@@ -69,7 +69,7 @@ def test_every_problem_is_listed_and_a_redelivery_says_it_once(world: World) -> 
     assert len(comments(world)) == 1
 
 
-def test_the_service_answers_422_and_the_issue_is_told(world: World, settings: ServiceSettings) -> None:
+def test_the_delivery_fails_with_the_reason_and_the_issue_is_told(world: World, settings: ServiceSettings) -> None:
     from fastapi.testclient import TestClient
 
     from app.webhooks.service import create_app

@@ -118,12 +118,12 @@ def test_a_service_delivery_on_a_too_deep_configuration_is_a_config_error_not_a_
 
 
 @pytest.mark.parametrize("config", [DEEP_YAML, DEEP_BLOCK_YAML, "base: main\n" + "# padding\n" * 120_000])
-def test_the_service_answers_a_configuration_too_deep_or_large_with_422_naming_it(
+def test_a_configuration_too_deep_or_large_fails_its_delivery_naming_it(
     world: World,  # noqa: F811
     settings: ServiceSettings,
     config: str,
 ) -> None:
-    # SPEC GH8: a 5xx asks GitHub to redeliver; the configuration must be fixed first, so the answer says so
+    # SPEC GH8: retrying cannot help until the configuration is fixed, so the delivery fails at once, naming it
     from fastapi.testclient import TestClient
 
     from app.webhooks.service import create_app
@@ -139,7 +139,10 @@ def test_the_service_answers_a_configuration_too_deep_or_large_with_422_naming_i
     assert github_config.CONFIG_PATH in record.outcome
     assert world.fake.dispatches == [] and world.fake.comments == {}
     readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "422 when the repository's `.github/interlock.yml` is invalid (too large, nested too deeply" in readme
+    assert (
+        "So is one whose repository's `.github/interlock.yml` is invalid (too large, nested too deeply, a wrong key"
+        in readme
+    )
 
 
 def test_doctor_reports_deep_configuration_workflow_and_graph_as_findings(settings: ServiceSettings) -> None:

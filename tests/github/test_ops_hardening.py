@@ -113,11 +113,12 @@ def test_an_odd_rate_limit_header_fails_no_call_and_shows_nothing(remaining: str
     assert metrics.remaining == {} and metrics.calls == {("GET", "repos/issues"): 1}
 
 
-def test_a_damaged_run_record_is_a_422_that_says_how_to_fix_it_never_a_5xx(
+def test_a_damaged_run_record_fails_its_delivery_saying_how_to_fix_it(
     world: World, settings: ServiceSettings
 ) -> None:
     # SPEC J1 and the README's "bad input": a record broken by hand on the state branch stops the deliveries of
-    # its run with a 422 naming the file and the fix (never "handler failed; redeliver"), the file left as it is;
+    # its run with a failed record naming the file and the fix (never "handler failed; redeliver"), the file left
+    # as it is;
     # once a person restores it, the redelivery goes on
     _, issue = world.label()
     path = f"runs/issue-{issue}.json"
@@ -138,7 +139,7 @@ def test_a_damaged_run_record_is_a_422_that_says_how_to_fix_it_never_a_5xx(
     assert world.deliver("issue_comment", payload, delivery="stop-1") is Outcome.HANDLED
     text = " ".join((ROOT / "README.md").read_text().split())
     assert (
-        "422 also for a run record on `interlock/state` that is no run record (edited by hand, cut short: the answer "
-        "names the file and how to restore it from the branch's history; the file is left as it is), 5xx only when "
-        "GitHub or saving failed." in text
+        "one that meets a run record on `interlock/state` that is no run record (edited by hand, cut short: the "
+        "reason names the file and how to restore it from the branch's history; the file is left as it is). Fix the "
+        "cause, then redeliver it" in text
     )

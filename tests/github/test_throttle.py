@@ -132,8 +132,8 @@ def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
     assert (
         "The service never sends more than 80 content-creating requests (REST writes and GraphQL mutations) a minute "
         "per installation, and waits for GitHub's `retry-after` on a 403 or 429 once: a request that would wait more "
-        "than 5 seconds, for either, fails its delivery cleanly instead of outliving the delivery's deadline, and "
-        "GitHub's redelivery or `interlock redeliver` carries it out later. The count is kept by each service "
+        "than 5 seconds, for either, fails that attempt cleanly instead of holding a worker, and the queue takes the "
+        "delivery again after its back-off. The count is kept by each service "
         "process: several replicas of the service behind one App each keep their own, so together they can send more."
     ) in text
     assert (CONTENT_PER_MINUTE, MAX_WAIT_S) == (80, 5.0)
