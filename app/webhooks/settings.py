@@ -2,7 +2,8 @@
 
 - ``GITHUB_APP_ID`` (or ``GITHUB_APP_CLIENT_ID``): which app this is.
 - ``GITHUB_APP_PRIVATE_KEY`` (PEM text) or ``GITHUB_APP_PRIVATE_KEY_PATH``: signs the app's JWTs.
-- ``GITHUB_WEBHOOK_SECRET``: verifies ``X-Hub-Signature-256`` on every delivery.
+- ``GITHUB_WEBHOOK_SECRET`` (or ``GITHUB_WEBHOOK_SECRET_PATH``, a file holding it, as a container's secret
+  is mounted): verifies ``X-Hub-Signature-256`` on every delivery.
 - ``GITHUB_API_URL``: ``https://api.github.com`` by default; a GitHub Enterprise Server URL, or a test double.
 - ``INTERLOCK_LOG_LEVEL``: ``info`` by default.
 - ``GITHUB_APP_SLUG`` (optional): the app's slug, so that events its own bot caused are ignored.
@@ -13,6 +14,11 @@
   recorded FAILED; 5 by default.
 - ``INTERLOCK_VISIBILITY_S``: seconds a worker's lease on a delivery lasts before another worker may take it
   (the worker died); 120 by default, longer than any handler.
+- ``INTERLOCK_REDIS_URL`` (optional): a Redis that every replica of the service shares (``redis://``,
+  ``rediss://`` or ``unix://``): the content-creating quota and GitHub's pauses are counted there, once for all
+  replicas. Unset: one process, everything in memory.
+- ``INTERLOCK_REPLICAS``: how many replicas run; 1 by default. While Redis cannot be reached, each replica
+  keeps to its share of the quota (80 ÷ replicas a minute) so that together they stay within GitHub's limit.
 - the web board's OAuth client and session secret (optional): ``app/webhooks/board_settings.py``.
 """
 
@@ -35,6 +41,9 @@ DEFAULT_DATA_DIR = ".interlock"
 DEFAULT_WORKERS = 4
 DEFAULT_ATTEMPTS = 5
 DEFAULT_VISIBILITY_S = 120.0
+MAX_REPLICAS = 64
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+SECRET_LIMIT = 4096
 
 
 class SettingsError(InterlockError):
@@ -58,9 +67,12 @@ class ServiceSettings:
     workers: int = DEFAULT_WORKERS
     delivery_attempts: int = DEFAULT_ATTEMPTS
     visibility_s: float = DEFAULT_VISIBILITY_S
+    redis_url: str | None = None  # shared by the replicas; None: one process, all in memory
+    replicas: int = 1
 
     def __post_init__(self) -> None:
         problems = queue_problems(self.workers, self.delivery_attempts, self.visibility_s)
+        problems += fleet_problems(self.redis_url, self.replicas)
         if problems:
             raise SettingsError(problems)
 
@@ -82,9 +94,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
     if not app_id:
         problems.append("GITHUB_APP_ID (or GITHUB_APP_CLIENT_ID) is not set: the app's id from its settings page")
     key = _private_key(env, problems)
-    secret = env.get("GITHUB_WEBHOOK_SECRET", "")
-    if not secret:
-        problems.append("GITHUB_WEBHOOK_SECRET is not set: the secret entered in the app's webhook settings")
+    secret = _webhook_secret(env, problems)
     level = env.get("INTERLOCK_LOG_LEVEL", "info").lower()
     if level not in LOG_LEVELS:
         problems.append(f"INTERLOCK_LOG_LEVEL={level!r} is not one of {', '.join(LOG_LEVELS)}")
@@ -96,13 +106,27 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
     attempts = _number(env, "INTERLOCK_DELIVERY_ATTEMPTS", DEFAULT_ATTEMPTS, problems)
     visibility = _number(env, "INTERLOCK_VISIBILITY_S", DEFAULT_VISIBILITY_S, problems)
     problems += queue_problems(int(workers), int(attempts), visibility)
+    redis_url = env.get("INTERLOCK_REDIS_URL", "").strip() or None
+    replicas = int(_number(env, "INTERLOCK_REPLICAS", 1, problems))
+    problems += fleet_problems(redis_url, replicas)
     data_dir = Path(env.get("INTERLOCK_DATA_DIR") or DEFAULT_DATA_DIR)
     if problems:
         raise SettingsError(problems)
     slug = env.get("GITHUB_APP_SLUG") or None
     return ServiceSettings(
-        app_id, key, secret.encode("utf-8"), api_url, level, slug, board, data_dir, int(workers), int(attempts),
-        visibility,
+        app_id,
+        key,
+        secret.encode("utf-8"),
+        api_url,
+        level,
+        slug,
+        board,
+        data_dir=data_dir,
+        workers=int(workers),
+        delivery_attempts=int(attempts),
+        visibility_s=visibility,
+        redis_url=redis_url,
+        replicas=replicas,
     )
 
 
@@ -129,6 +153,34 @@ def queue_problems(workers: int, attempts: int, visibility_s: float) -> list[str
     if not 1.0 <= visibility_s <= 86_400.0:  # also refuses nan and inf
         problems.append(f"INTERLOCK_VISIBILITY_S={visibility_s} is not between 1 and 86400 seconds")
     return problems
+
+
+def fleet_problems(redis_url: str | None, replicas: int) -> list[str]:
+    """What is wrong with the settings of several replicas, each with its variable."""
+    problems = []
+    if redis_url is not None and not redis_url.startswith(REDIS_SCHEMES):
+        shown = redis_url.split("://", 1)[0] + "://…" if "://" in redis_url else "a value without a scheme"
+        problems.append(f"INTERLOCK_REDIS_URL ({shown}) is not a {', '.join(REDIS_SCHEMES)} URL")
+    if not 1 <= replicas <= MAX_REPLICAS:
+        problems.append(f"INTERLOCK_REPLICAS={replicas} is not between 1 and {MAX_REPLICAS}")
+    return problems
+
+
+def _webhook_secret(env: Mapping[str, str], problems: list[str]) -> str:
+    secret = env.get("GITHUB_WEBHOOK_SECRET", "")
+    path = env.get("GITHUB_WEBHOOK_SECRET_PATH", "")
+    if not secret and path:
+        try:
+            secret = read_input_text(Path(path), SECRET_LIMIT).strip()
+        except InputUnreadable as exc:
+            problems.append(f"GITHUB_WEBHOOK_SECRET_PATH={path!r} cannot be read: {exc.reason}")
+            return ""
+    if not secret:
+        problems.append(
+            "GITHUB_WEBHOOK_SECRET is not set (nor GITHUB_WEBHOOK_SECRET_PATH, a file holding it): the secret"
+            " entered in the app's webhook settings"
+        )
+    return secret
 
 
 def _private_key(env: Mapping[str, str], problems: list[str]) -> str:
