@@ -1,6 +1,6 @@
 # The webhook service (GitHub App mode). Build: docker build -t interlock .
 # Run:   docker run -p 8000:8000 -e GITHUB_APP_ID=... -e GITHUB_APP_PRIVATE_KEY="$(cat key.pem)" \
-#          -e GITHUB_WEBHOOK_SECRET=... interlock
+#          -e GITHUB_WEBHOOK_SECRET=... -v interlock-data:/data interlock
 FROM python:3.12-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -11,7 +11,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /srv/interlock --shell /usr/sbin/nologin interlock
+    && useradd --system --uid 10001 --home-dir /srv/interlock --create-home --shell /usr/sbin/nologin interlock \
+    && install -d -o interlock -g interlock -m 0700 /data
 
 # Dependencies first, read from pyproject.toml: their layer is rebuilt only when they change. The image serves
 # the webhooks, so it takes the service extra too (a mission job installs the core alone).
@@ -26,6 +27,11 @@ COPY README.md LICENSE /tmp/build/
 COPY app /tmp/build/app
 COPY graphs /tmp/build/graphs
 RUN pip install --no-deps /tmp/build && rm -rf /tmp/build
+
+# The service's data folder: the embedded delivery queue (SQLite) that makes a 202 durable. Owned by the user the
+# service runs as, so the queue can be created; a volume, so that it outlives the container (compose.yaml).
+ENV INTERLOCK_DATA_DIR=/data
+VOLUME /data
 
 USER interlock
 WORKDIR /srv/interlock
