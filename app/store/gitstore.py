@@ -22,7 +22,7 @@ from app.engine.errors import InterlockError, RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
 from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, encode_record, record_path
-from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, logical, placed, read_layout, sharded
+from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, logical, placed_for, read_layout, sharded
 from app.store.packwriter import PackWriter
 from app.store.reshard import resharded
 from app.store.treecache import TreeCache
@@ -50,11 +50,6 @@ MOVED_TRIES = 20  # each try is a commit of a few files: another writer can win 
 
 class _HeadMoved(Exception):
     """The branch moved between the read of its head and the swap, this run's record unchanged: save again."""
-
-
-def placed_for(run_id: str, path: str, layout: int) -> str:
-    """Where a file a save of run ``run_id`` writes lies: the run's own files by its layout, others as named."""
-    return placed(path, layout) if path.startswith(f"{RUNS_FOLDER}/{run_id}/") else path
 
 
 def common_dir(git_dir: Path) -> Path:

@@ -307,7 +307,7 @@ def test_the_whole_loop_on_loopback(loop: Loop) -> None:
         "0005-review.json",
         "0006-polish.json",
     ]
-    built = json.loads(git(loop.origin, "show", f"interlock/state:runs/{run_id}/missions/0001-build.json"))
+    built = json.loads(git(loop.origin, "show", f"interlock/state:runs/{run_id}/missions/0000/0001-build.json"))
     assert built["git"]["files_changed"] == ["feature.txt"] and built["git"]["ahead"] == 2  # SPEC E2: read by the job
     authors = set(git(loop.origin, "log", "--format=%an", f"develop..{branch}").splitlines())
     assert authors <= {"Interlock"}
