@@ -7,6 +7,7 @@ answers before and after."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -16,6 +17,7 @@ from app.store.github import GitHubStore
 from app.store.layout import SHARDED, V2, layout_file, layout_path, logical, placed
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
+from tests.helpers import ROOT
 
 RUN = "issue-1"
 COMMANDS = [["status", "--json"], ["journey", "--json"], ["money", "--json"], ["verify"]]
@@ -92,7 +94,17 @@ def test_a_v1_run_moves_to_v2_in_the_commit_of_its_next_write(world: World, serv
     checked = interlock("verify", RUN, "--repo", REPO, **env)
     assert checked.returncode == 0 and "verified" in checked.stdout, checked.stdout + checked.stderr
     version = world.run(1).version
+    sent = len(world.fake.requests)
     world.review(1, "approved")  # the gate opens: the service's next write to the run
+    git_data = [(r.method, re.search(r"/git/(trees|commits|refs)\b", r.url.path)) for r in world.fake.requests[sent:]]
+    assert [f"{method} {found[1]}" for method, found in git_data if found] == [
+        "GET commits",  # the head's tree (two reads, as the README says)
+        "GET trees",  # listed, with the blob ids to move
+        "POST trees",  # three content-creating requests: the tree, the commit, the fast-forward
+        "POST commits",
+        "PATCH refs",
+    ]
+    assert not any("createCommitOnBranch" in r.content.decode() for r in world.fake.requests[sent:])
     head = world.fake.refs[(REPO, STATE)]
     assert world.fake.commits[head]["parents"] == [v1_head]  # one commit: the move and the transition together
     files = world.fake.files_at(REPO, STATE)
@@ -140,3 +152,36 @@ def test_a_state_branch_too_large_to_list_keeps_the_run_in_v1_and_loses_nothing(
     assert world.run(1).status is not Status.GATE_WAIT
     checked = interlock("verify", RUN, "--repo", REPO, **app_env(served))
     assert checked.returncode == 0 and "verified" in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_the_readme_says_what_the_service_and_the_job_do_with_layout_v2() -> None:
+    # the README's "Journal layout v2" paragraph, as the tests above and tests/runner/test_job_layout.py check it
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    paragraph = text[text.index("**Journal layout v2.**") : text.index("### Tamper evidence")]
+    for said in (
+        "On GitHub the service writes a new run in v2 too",  # test_the_service_writes_a_new_run_in_layout_v2
+        "a job stores its mission record where the run's layout puts it",  # test_job_layout
+        "moves to v2 with the next write to it, the service's transition or the job's mission record, in that "
+        "write's one commit",  # test_a_v1_run_moves_to_v2_in_the_commit_of_its_next_write, test_job_layout
+        "two reads, then a tree, a commit and a fast-forward of the branch, three content-creating requests",
+        "makes that fast-forward fail",  # test_a_moved_branch_makes_the_migrating_write_a_conflict...
+        "too large for GitHub to list in one answer keeps the run in v1",  # test_a_state_branch_too_large...
+        "a mission record that a job of an Interlock before v2 stored at its v1 place is still read",
+    ):
+        assert said in paragraph, said
+    assert "(in its bucket, journal layout v2 below; a run written in layout v1 moves to v2 in that commit)" in text
+
+
+def test_a_mission_record_at_its_v1_place_in_a_v2_run_is_still_read(world: World, served: str) -> None:
+    # SPEC C5: a workflow pinned to an Interlock before v2 stores its record at the v1 place; nothing is lost
+    from app.store.github_reader import GitHubStateReader
+
+    path = "runs/issue-1/missions/0009-build.json"
+    world.fake.commit_file(REPO, STATE, path, '{"seq": 9}', as_is=True)
+    store = GitHubStore(world.app.installation(42), REPO)
+    store.load(RUN, (path, "runs/issue-1/missions/0002-build.json"))
+    assert store.fetched[path] == b'{"seq": 9}' and store.fetched["runs/issue-1/missions/0002-build.json"]
+    reader = GitHubStateReader(world.app.installation(42), REPO)
+    reader.load(RUN)
+    assert reader.read(path) == b'{"seq": 9}'
+    assert {path, "runs/issue-1/missions/0002-build.json"} <= set(reader.list_files("runs/issue-1/missions/"))
