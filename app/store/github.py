@@ -131,8 +131,6 @@ class GitHubStore:
 
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
         head = self._head_for(run, expected)
-        layout = self.layouts.get(run.id, V1) if expected is not None else self.layout
-        migrate = head is not None and expected is not None and layout == V1 and self.layout == V2
         changes = {record_path(run.id): encode_record(run), **(files or {})}
         if self.board:  # read at ``head``, with the record: no call of its own
             before = read_index(self.boards_read.get(run.id))
@@ -140,12 +138,7 @@ class GitHubStore:
             changes.update(board)
         text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
         try:
-            commit = self._migrating(head, run.id, changes, text) if migrate and head else None
-            layout = V2 if commit else layout
-            if commit is None:
-                if expected is None and layout == V2:
-                    changes[layout_path(run.id)] = layout_file(V2)
-                commit = self._commit(head, {placed_for(run.id, p, layout): d for p, d in changes.items()}, text)
+            commit, layout = self._write(run.id, head, expected, changes, text)
         except RefConflict:
             latest = self.find(run.id)
             raise VersionConflict(run.id, expected, latest.version if latest else None) from None
@@ -202,6 +195,20 @@ class GitHubStore:
 
         saved = self.write_json_cas(path, mutate, message)
         return seen[0], kind.model_validate(saved) if saved is not None else kind()
+
+    def _write(
+        self, run_id: str, head: str | None, expected: int | None, changes: dict[str, bytes], message: str
+    ) -> tuple[str, int]:
+        """The save's commit and the layout it leaves the run in: a v1 run moved to v2 with it (while this store
+        writes v2), a new run in this store's layout, any other in its own; files placed by that layout."""
+        layout = self.layouts.get(run_id, V1) if expected is not None else self.layout
+        if head is not None and expected is not None and layout == V1 and self.layout == V2:
+            moved = self._migrating(head, run_id, changes, message)
+            if moved is not None:
+                return moved, V2
+        if expected is None and layout == V2:
+            changes = {**changes, layout_path(run_id): layout_file(V2)}
+        return self._commit(head, {placed_for(run_id, p, layout): d for p, d in changes.items()}, message), layout
 
     def _migrating(self, head: str, run_id: str, changes: dict[str, bytes], message: str) -> str | None:
         """The save of a v1 run that also moves it to v2, in one commit (``app/store/github_layout.py``)."""
