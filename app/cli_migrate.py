@@ -3,7 +3,8 @@
 Each run moves in one compare-and-swap commit of its own, its record and every file's bytes unchanged (only
 trees are new: ``app/store/reshard.py``), so ``verify`` gives the same answer before and after and a kill at
 any moment leaves the run whole in v1 or in v2. A run needs no command to move: the next save of a v1 run
-moves it in that save's commit. Local only: a run on GitHub's state branch keeps the layout it has.
+moves it in that save's commit. Local only: a run on GitHub's state branch moves in the commit of its next
+write, the service's (``app/store/github_layout.py``) or its job's (``app/runner/remote.py``).
 """
 
 from __future__ import annotations

@@ -62,8 +62,8 @@ def strings(tree: ast.Module) -> list[tuple[int, str]]:
 
 def test_each_way_of_driving_git_keeps_to_its_job() -> None:
     # GitPython ran the same git program as app/gitaccess.run_git does, with its own rules for the environment:
-    # the product no longer uses it; the library, pygit2, serves the journal store alone (its writer, its tree cache and
-    # the v1 → v2 layout migration)
+    # the product no longer uses it; the library, pygit2, serves the journal store alone (its writer, its reader,
+    # its tree cache and the v1 → v2 layout migration)
     modules = app_modules()
     assert [path for path, tree in modules.items() if "git" in imported(tree)] == []
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -71,6 +71,7 @@ def test_each_way_of_driving_git_keeps_to_its_job() -> None:
     users = sorted(path for path, tree in modules.items() if "pygit2" in imported(tree))
     assert users == [
         "app/store/gitstore.py",
+        "app/store/gitstore_read.py",
         "app/store/packwriter.py",
         "app/store/reshard.py",
         "app/store/treecache.py",

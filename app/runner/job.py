@@ -37,6 +37,7 @@ from app.runner.records import Assignment, masked_outcome, mission_record, run_a
 from app.runner.remote import Remote
 from app.runner.satellites import check_out, commit_satellites, main_url, prompt_note, push_satellites
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, numbered, orders_folder, record_path
+from app.store.layout import V2, bucket
 
 PROTECTED = (".github/workflows/",)
 
@@ -181,7 +182,7 @@ def deliver_phase(
         record["git"] = redactor.data(git)  # SPEC E2, U7: what a decision file shows of the delivery
     path = mission_path(run.id, order.seq, order.stage)
     message = f"interlock: record of run {run.id} mission {order.seq} ({order.stage}) {outcome.status.value}"
-    remote.add_files(settings.state_branch, {path: encode_json(record)}, message)
+    remote.add_files(settings.state_branch, {path: encode_json(record)}, message, run.id)  # placed by the run's layout
     summary = redactor.text(f"{message}; {commits} commit(s) pushed")
     return JobResult(path, outcome.status, commits, summary, str(record["answer"]))
 
@@ -221,8 +222,13 @@ def awaits(run: Run, seq: int) -> bool:
 
 
 def read_order_at(remote: Remote, state: str, run: Run, seq: int) -> Order:
-    names = [n for n in remote.names(state, orders_folder(run.id)) if n.startswith(numbered(seq))]
-    data = remote.show(state, f"{orders_folder(run.id)}{names[0]}") if names else None
+    """The order of mission ``seq`` at ``state``, found by its number in the folder the run's layout puts it in
+    (``app/store/layout.py``: in v2, the bucket of ``seq``)."""
+    folder = orders_folder(run.id)
+    if remote.layout_at(state, run.id) == V2:
+        folder = f"{folder}{bucket(seq)}/"
+    names = [n for n in remote.names(state, folder) if n.startswith(numbered(seq))]
+    data = remote.show(state, f"{folder}{names[0]}") if names else None
     if data is None:
         raise JobError(f"run `{run.id}` has no order for mission {seq}")
     try:

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB, isolated_env, run_git
 from app.runner.ignore import excludes_file
+from app.store.journal import events_folder, missions_folder, orders_folder
+from app.store.layout import V1, V2, layout_file, layout_path, placed_for, read_layout, sharded
 
 PUSH_ATTEMPTS = 8
 
@@ -110,21 +112,50 @@ class Remote:
             return False
         raise PushRefused(f"the push to {branch} was refused: {report.strip()[-500:]}")
 
-    def add_files(self, branch: str, files: dict[str, bytes], message: str) -> str:
+    def add_files(self, branch: str, files: dict[str, bytes], message: str, run_id: str | None = None) -> str:
         """Commit ``files`` on top of the remote ``branch`` and push; a concurrent writer makes the push fail,
-        and the commit is rebuilt on the new head (compare-and-swap, like the service's saves)."""
+        and the commit is rebuilt on the new head (compare-and-swap, like the service's saves). With ``run_id``,
+        ``files`` are logical paths (``app/store/layout.py``) placed by the run's layout at each head tried, and
+        a v1 run is moved to v2 in that same commit (``_resharded``)."""
         for _ in range(PUSH_ATTEMPTS):
             head = self.fetch(branch)
-            commit = self._commit_on(head, files, message)
+            commit = self._commit_on(head, files, message, run_id)
             if self.push(commit, branch):
                 return commit
         raise RemoteError(f"could not push to {branch}: it kept moving ({PUSH_ATTEMPTS} attempts)")
 
-    def _commit_on(self, head: str | None, files: dict[str, bytes], message: str) -> str:
+    def layout_at(self, commit: str, run_id: str) -> int:
+        """The journal layout of run ``run_id`` at ``commit``, as its ``layout.json`` says (none: v1)."""
+        try:
+            return read_layout(self.show(commit, layout_path(run_id)))
+        except ValueError as exc:
+            raise RemoteError(f"run {run_id!r} cannot be written: {exc}") from None
+
+    def _resharded(self, head: str, run_id: str, index: dict[str, str]) -> None:
+        """Move a v1 run's numbered files into v2 buckets in ``index``: each entry renamed with its blob id, so
+        no file's bytes change and every hash the chain recorded (SPEC J6) stays true."""
+        folders = [path.rstrip("/") for path in (missions_folder(run_id), orders_folder(run_id), events_folder(run_id))]
+        listing = self.git("ls-tree", "-r", "--full-tree", head, "--", *folders).decode()
+        moves: list[str] = []
+        for line in listing.splitlines():
+            meta, _, path = line.partition("\t")
+            mode, _, blob = meta.split(" ")
+            target = sharded(path)
+            if target is not None:
+                moves += [f"0 {'0' * 40}\t{path}", f"{mode} {blob}\t{target}"]
+        if moves:
+            self.git("update-index", "--index-info", stdin=("\n".join(moves) + "\n").encode(), env=index)
+
+    def _commit_on(self, head: str | None, files: dict[str, bytes], message: str, run_id: str | None = None) -> str:
         with tempfile.TemporaryDirectory() as scratch:
             index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
             if head:
                 self.git("read-tree", head, env=index)
+            if run_id is not None:
+                files = {placed_for(run_id, path, V2): data for path, data in files.items()}
+                if head and self.layout_at(head, run_id) == V1:  # lazy migration, in this one commit
+                    self._resharded(head, run_id, index)
+                    files[layout_path(run_id)] = layout_file(V2)
             for path, data in files.items():
                 blob = self.git("hash-object", "-w", "--stdin", stdin=data).decode().strip()
                 self.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=index)

@@ -24,7 +24,9 @@ from app.engine.record import Run
 from app.github.client import GitHubError, Installation, RefConflict
 from app.github.commits import CommitRefused, commit_by_git_data, commit_on_branch
 from app.store.board_index import BoardIndex, board_files, read_index
+from app.store.github_layout import migrating_commit
 from app.store.journal import BOARD_INDEX_PATH, STATE_BRANCH, encode_record, record_path
+from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, placed_for, read_layout, run_of, sharded
 
 log = logging.getLogger("interlock.github")
 Model = TypeVar("Model", bound=BaseModel)
@@ -45,7 +47,10 @@ class StateFileUnreadable(InterlockError):
 class GitHubStore:
     """``board``: every save also writes the board index and ``board.md`` (``app/store/board_index.py``), from the
     index read at the head it builds on; ``board_changes`` keeps, per run, the index before its first save since
-    the caller last took it and after its latest, so the board issue is edited only when what it shows changed."""
+    the caller last took it and after its latest, so the board issue is edited only when what it shows changed.
+    ``layout``: the journal layout new runs are written in (``app/store/layout.py``); with v2, the default, a v1
+    run is moved to v2 in the commit of its next save (``app/store/github_layout.py``); v1 writes as Interlock did
+    before v2 (the tests make v1 journals with it). Callers name files by their logical paths either way."""
 
     def __init__(
         self,
@@ -54,6 +59,7 @@ class GitHubStore:
         branch: str = STATE_BRANCH,
         board: bool = False,
         branch_of: Callable[[str], str] | None = None,
+        layout: int = CURRENT,
     ) -> None:
         self.api = api
         self.repo = repo
@@ -70,11 +76,15 @@ class GitHubStore:
         # what another process may have shown of the run before this store (app/webhooks/check_run.py)
         self.read_from: dict[str, int | None] = {}
         self.saved: dict[str, int] = {}  # run id -> the version this store saved last
-        self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit
+        self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit, by logical path
+        self.layout = layout
+        self.layouts: dict[str, int] = {}  # run id -> its journal layout, read with its record or saved here
 
     def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
-        """The record, and the files ``also`` names at the same commit (in ``self.fetched``): one call."""
-        paths = [record_path(run_id), *also, *([BOARD_INDEX_PATH] if self.board else [])]
+        """The record, its layout and the files ``also`` names (logical paths, read at both the places v1 and v2
+        put them) at the same commit (in ``self.fetched``, by logical path): one call."""
+        placed = [where for path in also if (where := sharded(path)) is not None]
+        paths = [record_path(run_id), layout_path(run_id), *also, *placed, *([BOARD_INDEX_PATH] if self.board else [])]
         branches = (self.branch_of(run_id),) if self.branch_of else ()
         snapshot = self.api.snapshot(self.repo, self.branch, paths, branches)
         record = snapshot.files.get(paths[0]) if snapshot else None
@@ -88,6 +98,7 @@ class GitHubStore:
         self.fetched = {
             path: text.encode("utf-8") if text is not None else None for path, text in snapshot.files.items()
         }
+        self._read_layout(run_id, also, snapshot.head)
         try:
             run = Run.from_journal(record)
         except ValidationError as exc:  # a record edited by hand or cut short: reported, never overwritten
@@ -99,6 +110,18 @@ class GitHubStore:
         elif self.saved.get(run_id) != run.version:
             self.read_from[run_id] = None  # another writer saved since this store first read the run
         return run
+
+    def _read_layout(self, run_id: str, also: tuple[str, ...], head: str) -> None:
+        """The run's layout from its ``layout.json`` as fetched, and each file of ``also`` taken from where that
+        layout puts it (a v2 run's file still at its v1 place, as a job before v2 wrote it, is found there)."""
+        try:
+            layout = self.layouts[run_id] = read_layout(self.fetched.get(layout_path(run_id)))
+        except ValueError as exc:
+            raise StateFileUnreadable(layout_path(run_id), str(exc), head) from None
+        for path in also:
+            where = sharded(path)
+            if layout == V2 and where is not None and self.fetched.get(where) is not None:
+                self.fetched[path] = self.fetched[where]
 
     def find(self, run_id: str) -> Run | None:
         try:
@@ -115,12 +138,13 @@ class GitHubStore:
             changes.update(board)
         text = message or f"interlock: run {run.id} v{run.version} {run.status.value} at {run.stage}"
         try:
-            commit = self._commit(head, changes, text)
+            commit, layout = self._write(run.id, head, expected, changes, text)
         except RefConflict:
             latest = self.find(run.id)
             raise VersionConflict(run.id, expected, latest.version if latest else None) from None
         self.heads[run.id] = commit
         self.saved[run.id] = run.version
+        self.layouts[run.id] = layout
         if self.board:
             self.boards_read[run.id] = board[BOARD_INDEX_PATH].decode("utf-8")
             self.board_changes[run.id] = (self.board_changes.get(run.id, (before, after))[0], after)
@@ -172,6 +196,27 @@ class GitHubStore:
         saved = self.write_json_cas(path, mutate, message)
         return seen[0], kind.model_validate(saved) if saved is not None else kind()
 
+    def _write(
+        self, run_id: str, head: str | None, expected: int | None, changes: dict[str, bytes], message: str
+    ) -> tuple[str, int]:
+        """The save's commit and the layout it leaves the run in: a v1 run moved to v2 with it (while this store
+        writes v2), a new run in this store's layout, any other in its own; files placed by that layout."""
+        layout = self.layouts.get(run_id, V1) if expected is not None else self.layout
+        if head is not None and expected is not None and layout == V1 and self.layout == V2:
+            moved = self._migrating(head, run_id, changes, message)
+            if moved is not None:
+                return moved, V2
+        if expected is None and layout == V2:
+            changes = {**changes, layout_path(run_id): layout_file(V2)}
+        return self._commit(head, {placed_for(run_id, p, layout): d for p, d in changes.items()}, message), layout
+
+    def _migrating(self, head: str, run_id: str, changes: dict[str, bytes], message: str) -> str | None:
+        """The save of a v1 run that also moves it to v2, in one commit (``app/store/github_layout.py``)."""
+        commit = migrating_commit(self.api, self.repo, self.branch, head, run_id, changes, message)
+        if commit is not None:
+            log.info("run %s of %s moved to journal layout v2 with its save", run_id, self.repo)
+        return commit
+
     def _commit(self, head: str | None, changes: dict[str, bytes], message: str) -> str:
         """The files committed on ``head``, the branch moved to the commit only if it is still at ``head``
         (``RefConflict`` otherwise); a branch that does not exist yet is made."""
@@ -214,11 +259,17 @@ class GitHubStore:
         return head
 
     def read(self, path: str) -> bytes | None:
-        """A file of the state branch: from the last snapshot when it was read with the record."""
+        """The file of logical ``path``: from the last snapshot when it was read with the record, else at the
+        head, where its run's layout puts it (a run whose layout is not known yet: its v2 place, then its v1)."""
         if path in self.fetched:
             return self.fetched[path]
         head = self.api.ref(self.repo, self.branch)
-        return self.api.file(self.repo, path, head) if head else None
+        if head is None:
+            return None
+        run = run_of(path)
+        where = sharded(path) if self.layouts.get(run or "") != V1 else None
+        found = self.api.file(self.repo, where, head) if where is not None else None
+        return found if found is not None else self.api.file(self.repo, path, head)
 
 
 def first_problem(exc: ValidationError) -> str:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from app.engine.record import Run
 from app.store.github import GitHubStore, StateFileUnreadable
 from app.store.journal import RUNS_FOLDER, graph_path, record_path
-from app.store.layout import SHARDED, V1, V2, layout_path, placed, read_layout
+from app.store.layout import SHARDED, V1, V2, placed
 
 
 class GitHubStateReader(GitHubStore):
@@ -22,37 +22,38 @@ class GitHubStateReader(GitHubStore):
 
     at: str | None = None
     run_id: str | None = None
-    layout = V1  # the journal layout of the run loaded (app/store/layout.py), read with its record
+    layout_read = V1  # the journal layout of the run loaded (app/store/layout.py), read with its record
 
     def load(self, run_id: str, also: tuple[str, ...] = ()) -> Run:
         """The record, with its graph read in the same call (a status needs it). A record that is not one (anyone
         with push access can rewrite the branch) is one line naming its file, not pydantic's report."""
         try:
-            run = super().load(run_id, (graph_path(run_id), layout_path(run_id), *also))
+            run = super().load(run_id, (graph_path(run_id), *also))
         except ValidationError as exc:
             if exc.title != Run.__name__:  # the API's answer, not the record (app/cli_remote.py says so)
                 raise
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"]) or "the file"
             raise StateFileUnreadable(record_path(run_id), f"{where}: {problem['msg']}") from None
-        try:
-            self.layout = read_layout(self.fetched.get(layout_path(run_id)))
-        except ValueError as exc:
-            raise StateFileUnreadable(layout_path(run_id), str(exc)) from None
+        self.layout_read = self.layouts[run_id]
         self.at, self.run_id = self.heads[run_id], run_id
         return run
 
     def located(self, path: str) -> str:
         """Where the file of logical ``path`` lies on the branch: what ``git show`` needs."""
         mine = self.run_id is not None and path.startswith(f"{RUNS_FOLDER}/{self.run_id}/")
-        return placed(path, self.layout) if mine else path
+        return placed(path, self.layout_read) if mine else path
 
     def read(self, path: str) -> bytes | None:
-        """The file of logical ``path``, where the run's layout puts it."""
+        """The file of logical ``path``, where the run's layout puts it; in a v2 run, at its v1 place if not
+        there: a workflow pinned to an Interlock before v2 still writes its mission records where v1 put them."""
+        if path in self.fetched or self.at is None:
+            return super().read(path)
         where = self.located(path)
-        if where in self.fetched or self.at is None:
-            return super().read(where)
-        return self.api.file(self.repo, where, self.at)
+        found = self.api.file(self.repo, where, self.at)
+        if found is None and where != path:  # written at its v1 place by a job of an Interlock before v2
+            return self.api.file(self.repo, path, self.at)
+        return found
 
     def list_files(self, prefix: str) -> list[str]:
         """The logical paths of the files directly in folder ``prefix`` (``runs/<id>/missions/``) at the
@@ -61,7 +62,7 @@ class GitHubStateReader(GitHubStore):
             return []
         folder = prefix.rstrip("/")
         names = self.api.folder(self.repo, folder, self.at) or []
-        if self.layout == V2 and folder.rsplit("/", 1)[-1] in SHARDED:
+        if self.layout_read == V2 and folder.rsplit("/", 1)[-1] in SHARDED:
             for bucket in self.api.folder(self.repo, folder, self.at, kind="dir") or []:
                 names += self.api.folder(self.repo, f"{folder}/{bucket}", self.at) or []
         return sorted(f"{folder}/{name}" for name in names)

@@ -5,6 +5,7 @@ Objects are built in-process on the head that was read and written as one pack p
 branch then moves with ``git update-ref <new> <old>``, git's own compare-and-swap under its lock file: if
 another writer moved it first the update fails and the caller re-reads. A kill -9 at any moment leaves the
 old head or the new one — objects written before the ref moves are unreachable garbage, never a torn record.
+This is the writing half; what reads the branch (reports, boards, ``verify``) is ``app/store/gitstore_read.py``.
 Why a library here and the ``git`` program elsewhere: ``app/gitaccess.py``.
 """
 
@@ -18,14 +19,17 @@ from typing import NamedTuple
 
 import pygit2
 
-from app.engine.errors import InterlockError, RunNotFound, VersionConflict
+from app.engine.errors import RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
-from app.store.journal import RECORD_SUFFIX, RUNS_FOLDER, STATE_BRANCH, encode_record, record_path
-from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, logical, placed, read_layout, sharded
+from app.store.gitstore_read import GitReader, StoreError, common_dir
+from app.store.journal import STATE_BRANCH, encode_record, record_path
+from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, placed_for
 from app.store.packwriter import PackWriter
 from app.store.reshard import resharded
 from app.store.treecache import TreeCache
+
+__all__ = ["GitStore", "StoreError", "common_dir"]  # the reading half's names, imported from here as before
 
 ZERO = "0" * 40
 STALE_LOCK_S = 10.0
@@ -40,29 +44,12 @@ def _uses_reftable(repo: pygit2.Repository) -> bool:
         return False
 
 
-class StoreError(InterlockError):
-    """The repository cannot hold a journal (not a git repository, unreadable record...)."""
-
-
 MOVED = "moved by another writer"
 MOVED_TRIES = 20  # each try is a commit of a few files: another writer can win only so many times in a row
 
 
 class _HeadMoved(Exception):
     """The branch moved between the read of its head and the swap, this run's record unchanged: save again."""
-
-
-def placed_for(run_id: str, path: str, layout: int) -> str:
-    """Where a file a save of run ``run_id`` writes lies: the run's own files by its layout, others as named."""
-    return placed(path, layout) if path.startswith(f"{RUNS_FOLDER}/{run_id}/") else path
-
-
-def common_dir(git_dir: Path) -> Path:
-    """Where objects and branches live: a linked worktree's own git folder names it in ``commondir``."""
-    pointer = git_dir / "commondir"
-    if pointer.is_file():
-        return (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
-    return git_dir
 
 
 class _Saved(NamedTuple):
@@ -74,18 +61,13 @@ class _Saved(NamedTuple):
     layout: int
 
 
-class GitStore:
+class GitStore(GitReader):
     """``layout``: the journal layout new runs are written in (``app/store/layout.py``); with v2, the default, a
     v1 run is moved to v2 in the commit of its next save. v1 writes as Interlock did before v2 (the tests and the
     benchmark make v1 journals with it); a run already v2 is written v2 either way."""
 
     def __init__(self, repo: Path, branch: str = STATE_BRANCH, layout: int = CURRENT) -> None:
-        try:
-            self.repo = pygit2.Repository(str(repo))
-        except pygit2.GitError as exc:
-            raise StoreError(f"{repo} is not a git repository ({exc})") from None
-        self.path = common_dir(Path(self.repo.path))  # the .git folder (the main one, from a linked worktree)
-        self.ref = f"refs/heads/{branch}"
+        super().__init__(repo, branch)
         self.reftable = _uses_reftable(self.repo)
         self.writes = 0
         self.layout = layout
@@ -93,33 +75,6 @@ class GitStore:
         self._written: dict[str, tuple[pygit2.Oid, Run]] = {}  # run id -> (record blob id, record) last saved here
         self._trees = TreeCache(self.repo)  # the trees of the last saves, to splice the next save's changes into
         self._last: _Saved | None = None
-
-    def _head_id(self) -> pygit2.Oid | None:
-        try:
-            target = self.repo.references[self.ref].target
-        except KeyError:
-            return None
-        return target if isinstance(target, pygit2.Oid) else None  # a symbolic ref names no commit
-
-    def _head(self) -> pygit2.Commit | None:
-        return self._commit(self._head_id())
-
-    def _commit(self, target: pygit2.Oid | None) -> pygit2.Commit | None:
-        if target is None:
-            return None
-        commit = self.repo[target]
-        assert isinstance(commit, pygit2.Commit)
-        return commit
-
-    def _blob_at(self, commit: pygit2.Commit | None, path: str) -> bytes | None:
-        if commit is None:
-            return None
-        try:
-            entry = commit.tree[path]
-        except KeyError:
-            return None
-        blob = self.repo[entry.id]
-        return blob.data if isinstance(blob, pygit2.Blob) else None
 
     def _version_at(self, commit: pygit2.Commit | None, run_id: str) -> int | None:
         """The version of the record at ``commit``. A record this store wrote itself is known by its blob id,
@@ -151,15 +106,6 @@ class GitStore:
             except KeyError:
                 pass
         return self._record(head, run_id)
-
-    def _record(self, head: pygit2.Commit | None, run_id: str) -> Run:
-        data = self._blob_at(head, record_path(run_id))
-        if data is None:
-            raise RunNotFound(run_id, f"{self.ref} of {self.path.parent}")
-        try:
-            return Run.from_journal(data)
-        except ValueError as exc:
-            raise StoreError(f"the record of run {run_id!r} cannot be read: {exc}") from None
 
     def save(self, run: Run, expected: int | None, files: dict[str, bytes] | None = None, message: str = "") -> None:
         """Save on the head as read; when another run's save moved the branch meanwhile (this run's record
@@ -332,12 +278,6 @@ class GitStore:
             self._maintaining.wait()
             self._maintaining = None
 
-    def _layout_at(self, commit: pygit2.Commit | None, run_id: str) -> int:
-        try:
-            return read_layout(self._blob_at(commit, layout_path(run_id)))
-        except ValueError as exc:
-            raise StoreError(f"run {run_id!r} cannot be written: {exc}") from None
-
     def migrate(self, run_id: str) -> bool:
         """Move run ``run_id`` to layout v2 in one commit of its own, the record unchanged (compare-and-swap:
         the head moved meanwhile, it is done again on the new head). ``False``: it was v2 already."""
@@ -364,51 +304,3 @@ class GitStore:
             self._last = None
             return True
         raise StoreError(f"cannot move {self.ref}: it kept moving ({MOVED_TRIES} tries)")
-
-    def read(self, path: str) -> bytes | None:
-        """The file of logical ``path`` (``app/store/layout.py``), wherever the run's layout puts it."""
-        head = self._head()
-        v2 = sharded(path)
-        found = self._blob_at(head, v2) if v2 is not None else None
-        return found if found is not None else self._blob_at(head, path)
-
-    def located(self, path: str) -> str:
-        """Where the file of logical ``path`` lies on the branch now: what ``git show`` needs."""
-        v2 = sharded(path)
-        return v2 if v2 is not None and self._blob_at(self._head(), v2) is not None else path
-
-    def list_files(self, prefix: str) -> list[str]:
-        """The logical paths of the files under ``prefix``, in either layout; only the folder ``prefix`` names
-        is walked, not the whole branch."""
-        head = self._head()
-        if head is None:
-            return []
-        folder = prefix.rpartition("/")[0]
-        try:
-            tree = self.repo[head.tree[folder].id] if folder else head.tree
-        except KeyError:
-            return []
-        if not isinstance(tree, pygit2.Tree):
-            return []
-        found: list[str] = []
-        self._walk(tree, f"{folder}/" if folder else "", found)
-        return sorted(name for name in map(logical, found) if name.startswith(prefix))
-
-    def _walk(self, tree: pygit2.Tree, prefix: str, found: list[str]) -> None:
-        for entry in tree:
-            path = f"{prefix}{entry.name}"
-            obj = self.repo[entry.id]
-            if isinstance(obj, pygit2.Tree):
-                self._walk(obj, path + "/", found)
-            else:
-                found.append(path)
-
-    def list_runs(self) -> list[Run]:
-        head = self._head()
-        if head is None or RUNS_FOLDER not in head.tree:
-            return []
-        runs_tree = self.repo[head.tree[RUNS_FOLDER].id]
-        assert isinstance(runs_tree, pygit2.Tree)
-        listed = (entry.name or "" for entry in runs_tree)  # a tree entry always has a name (typed optional)
-        names = [name.removesuffix(RECORD_SUFFIX) for name in listed if name.endswith(RECORD_SUFFIX)]
-        return [self._record(head, name) for name in sorted(names)]

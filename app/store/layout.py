@@ -71,6 +71,11 @@ def placed(path: str, layout: int) -> str:
     return (sharded(path) or path) if layout == V2 else path
 
 
+def placed_for(run_id: str, path: str, layout: int) -> str:
+    """Where a file a save of run ``run_id`` writes lies: the run's own files by its layout, others as named."""
+    return placed(path, layout) if path.startswith(f"{RUNS_FOLDER}/{run_id}/") else path
+
+
 def logical(path: str) -> str:
     """The logical name of a file as it lies in either layout: a v2 bucket is dropped."""
     found = _PHYSICAL.fullmatch(path)

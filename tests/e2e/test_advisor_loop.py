@@ -85,6 +85,6 @@ def test_a_failed_mission_asks_the_advisor_in_a_job_and_its_answer_applies(advis
     ]
     assert record["stage"] == "review" and record["ledger"]["by_category"]["advisor"]["calls"] == 1
     assert git(advised.origin, "show", f"{branch}:feature.txt") == "revised"
-    stored = json.loads(git(advised.origin, "show", f"interlock/state:runs/{run_id}/missions/0002-build.json"))
+    stored = json.loads(git(advised.origin, "show", f"interlock/state:runs/{run_id}/missions/0000/0002-build.json"))
     assert stored["kind"] == "advisor" and stored["commits"] == 0
     assert advised.fake.problems == []

@@ -86,7 +86,7 @@ def test_a_conflicting_base_routes_on_conflict_or_escalates_naming_the_file(conf
     push(loop.origin, loop.tmp / "person", "develop", {"feature.txt": "feature, from develop\n"}, "meanwhile")
     loop.run_job(loop.pending_jobs()[0])  # review passes; its deliver job reads the conflict
     record = loop.record(run_id)
-    review = json.loads(git(loop.origin, "show", f"interlock/state:runs/{run_id}/missions/0002-review.json"))
+    review = json.loads(git(loop.origin, "show", f"interlock/state:runs/{run_id}/missions/0000/0002-review.json"))
     assert review["git"]["conflicts"] == ["feature.txt"]
     if conflict_edge:
         assert record["status"] == "running" and record["stage"] == "resolve"

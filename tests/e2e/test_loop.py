@@ -299,7 +299,7 @@ def test_the_whole_loop_on_loopback(loop: Loop) -> None:
     assert final["status"] == "done" and final["mission_count"] == 6
     assert git(loop.origin, "show", "develop:feature.txt") == "feature, mission 4"
     assert git(loop.origin, "show", "develop:CHANGELOG.md") == "- the feature"
-    missions = git(loop.origin, "ls-tree", "--name-only", f"interlock/state:runs/{run_id}/missions").splitlines()
+    missions = git(loop.origin, "ls-tree", "--name-only", f"interlock/state:runs/{run_id}/missions/0000").splitlines()
     assert missions == [
         "0001-build.json",
         "0002-review.json",
@@ -307,7 +307,7 @@ def test_the_whole_loop_on_loopback(loop: Loop) -> None:
         "0005-review.json",
         "0006-polish.json",
     ]
-    built = json.loads(git(loop.origin, "show", f"interlock/state:runs/{run_id}/missions/0001-build.json"))
+    built = json.loads(git(loop.origin, "show", f"interlock/state:runs/{run_id}/missions/0000/0001-build.json"))
     assert built["git"]["files_changed"] == ["feature.txt"] and built["git"]["ahead"] == 2  # SPEC E2: read by the job
     authors = set(git(loop.origin, "log", "--format=%an", f"develop..{branch}").splitlines())
     assert authors <= {"Interlock"}

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import respx
 
+from app.store.layout import V1, layout_path, logical, placed, read_layout, run_of
 from tests.github.openapi import problems
 
 Fault = tuple[int, dict[str, str]]
@@ -36,6 +37,7 @@ class FakeGitHub:
         self.commits: dict[str, dict[str, Any]] = {}
         self.trees: dict[str, dict[str, str]] = {}
         self.blobs: dict[str, str] = {}  # sha -> content made by POST /git/blobs
+        self.tree_limit = 100_000  # entries GitHub lists of a tree with ``recursive`` before it says ``truncated``
         self.permissions: dict[tuple[str, str], str] = {}
         self.comments: dict[int, dict[str, Any]] = {}
         self.dispatches: list[dict[str, Any]] = []
@@ -49,6 +51,7 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/git/commits/(\w+)"), self._get_commit),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/commits"), self._create_commit),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/trees"), self._create_tree),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/git/trees/(\w+)"), self._get_tree),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/git/blobs"), self._create_blob),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/contents/(.+)"), self._contents),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self._comment),
@@ -167,6 +170,10 @@ class FakeGitHub:
 
     def files_at(self, repo: str, branch: str) -> dict[str, str]:
         return self.trees[self.commits[self.refs[(repo, branch)]]["tree"]]
+
+    def logical_files(self, repo: str, branch: str) -> dict[str, str]:
+        """``files_at`` by logical path (``app/store/layout.py``): where either journal layout puts a file."""
+        return {logical(path): text for path, text in self.files_at(repo, branch).items()}
 
     def calls(self, method: str | None = None) -> list[str]:
         return [
@@ -323,13 +330,35 @@ class FakeGitHub:
         return httpx.Response(201, json={"sha": commit, "tree": {"sha": body["tree"]}})
 
     def _create_tree(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
-        """An entry gives its ``content`` inline, or the ``sha`` of a blob made before (``_create_blob``)."""
+        """An entry gives its ``content`` inline, or the ``sha`` of a blob made before (``_create_blob``) or listed
+        (``_get_tree``); ``"sha": null`` deletes the path, as on GitHub."""
         files = dict(self.trees.get(body.get("base_tree", ""), {}))
         for entry in body["tree"]:
+            if "sha" in entry and entry["sha"] is None:
+                if files.pop(entry["path"], None) is None:
+                    return httpx.Response(422, json={"message": f"tree.path {entry['path']} does not exist"})
+                continue
             if "sha" in entry and entry["sha"] not in self.blobs:
                 return httpx.Response(422, json={"message": "tree.sha is not a valid blob"})
             files[entry["path"]] = entry["content"] if "content" in entry else self.blobs[entry["sha"]]
         return httpx.Response(201, json={"sha": self._store_tree(files)})
+
+    def _get_tree(self, request: httpx.Request, body: Any, repo: str, tree: str) -> httpx.Response:
+        """A root tree listed as GitHub lists it with ``recursive``: every blob with its sha (kept, so a tree made
+        later can name it) and every folder; ``tree_limit`` entries at most, then ``truncated``."""
+        if tree not in self.trees or request.url.params.get("recursive") is None:
+            return httpx.Response(404, json={"message": "Not Found"})
+        entries: list[dict[str, Any]] = []
+        folders: set[str] = set()
+        for path, text in sorted(self.trees[tree].items()):
+            blob = sha({"blob": text})
+            self.blobs[blob] = text
+            parts = path.split("/")
+            folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
+            entries.append({"path": path, "mode": "100644", "type": "blob", "sha": blob, "size": len(text)})
+        entries += [{"path": name, "mode": "040000", "type": "tree", "sha": sha(name)} for name in sorted(folders)]
+        cut = len(entries) > self.tree_limit
+        return httpx.Response(200, json={"sha": tree, "tree": entries[: self.tree_limit], "truncated": cut})
 
     def _create_blob(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         """A blob of ``content`` in ``encoding`` (utf-8 or base64); the fake keeps files as text, bytes that are not
@@ -791,10 +820,14 @@ class FakeGitHub:
         """The check runs Interlock made for a run, oldest first."""
         return [check for _, check in sorted(self.check_runs.items()) if check.get("external_id") == run_id]
 
-    def commit_file(self, repo: str, branch: str, path: str, content: str) -> None:
-        """What a job does when it stores its mission record: a new commit on the branch."""
+    def commit_file(self, repo: str, branch: str, path: str, content: str, as_is: bool = False) -> None:
+        """What a job does when it stores its mission record: a new commit on the branch, the logical ``path``
+        placed by its run's journal layout at the head (``app/store/layout.py``), unless ``as_is``."""
         head = self.refs[(repo, branch)]
-        files = {**self.trees[self.commits[head]["tree"]], path: content}
+        files = dict(self.trees[self.commits[head]["tree"]])
+        run = run_of(path)
+        layout = read_layout((files.get(layout_path(run)) or "").encode() or None) if run else V1
+        files[path if as_is else placed(path, layout)] = content
         self.refs[(repo, branch)] = self._store_commit(self._store_tree(files), [head], f"job: {path}")
 
     # -- storage ------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def advised(settings: ServiceSettings) -> Iterator[World]:
 
 
 def state(world: World, path: str) -> Any:
-    return json.loads(world.fake.files_at(REPO, "interlock/state")[path])
+    return json.loads(world.fake.logical_files(REPO, "interlock/state")[path])
 
 
 def failed_first_mission(world: World) -> int:

@@ -50,5 +50,5 @@ def test_the_status_comment_and_the_check_run_show_no_prose_as_a_decisions_verdi
     for body in (status, check["output"]["summary"]):
         assert stopped in body and shown in body and "ghp_" not in body and "| [INST]" not in body
     assert "and in the status comment's table" in readme_decisions()
-    record = json.loads(world.fake.files_at(REPO, STATE_BRANCH)[mission_path(run.id, 2, "triage")])
+    record = json.loads(world.fake.logical_files(REPO, STATE_BRANCH)[mission_path(run.id, 2, "triage")])
     assert record["answer"] == PROSE  # SPEC C5: the whole answer stays in the mission record

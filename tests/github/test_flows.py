@@ -552,7 +552,7 @@ def test_a_timeout_loses_no_transition_and_applies_none_twice(world: World) -> N
 
 
 def state_json(world: World, path: str) -> Any:
-    return json.loads(world.fake.files_at(REPO, "interlock/state")[path])
+    return json.loads(world.fake.logical_files(REPO, "interlock/state")[path])
 
 
 def test_each_dispatch_stores_the_order_the_job_runs(world: World) -> None:

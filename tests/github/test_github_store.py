@@ -10,6 +10,7 @@ import pytest
 from app.engine.errors import VersionConflict
 from app.github.client import GitHubApp, GitHubError
 from app.store.github import GitHubStore
+from app.store.layout import V1
 from app.webhooks.settings import ServiceSettings
 from tests.engine.driver import Driver, loop_graph
 from tests.github.fake_github import FakeGitHub
@@ -35,15 +36,26 @@ def advanced(steps: int) -> Driver:
 
 
 def test_save_and_load_with_the_local_layout(fake: FakeGitHub, settings: ServiceSettings) -> None:
-    # SPEC GH4: one JSON record per run, mission records beside it, on interlock/state
+    # SPEC GH4: one JSON record per run, mission records beside it, on interlock/state; a new run in journal
+    # layout v2 (issue 27: changed on purpose), its mission records in buckets, read back by their logical paths
     _, store = store_for(fake, settings)
     run = advanced(0).run
     store.save(run, None, {"runs/run-1/missions/0001-work.json": b'{"answer": "x"}'})
-    assert store.load("run-1") == run
+    assert store.load("run-1", ("runs/run-1/missions/0001-work.json",)) == run
+    assert store.read("runs/run-1/missions/0001-work.json") == b'{"answer": "x"}'
     files = fake.files_at(REPO, "interlock/state")
-    assert set(files) == {"runs/run-1.json", "runs/run-1/missions/0001-work.json"}
+    assert set(files) == {"runs/run-1.json", "runs/run-1/layout.json", "runs/run-1/missions/0000/0001-work.json"}
     assert json.loads(files["runs/run-1.json"])["id"] == "run-1"
+    assert json.loads(files["runs/run-1/layout.json"]) == {"layout": 2}
     assert fake.problems == []
+
+
+def test_layout_v1_writes_as_before_v2(fake: FakeGitHub, settings: ServiceSettings) -> None:
+    # SPEC GH4: GitHubStore(layout=V1) writes a run as Interlock did before layout v2: what the tests build v1 runs with
+    app = GitHubApp(replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=fake.transport())
+    store = GitHubStore(app.installation(42), REPO, layout=V1)
+    store.save(advanced(0).run, None, {"runs/run-1/missions/0001-work.json": b"{}"})
+    assert set(fake.files_at(REPO, "interlock/state")) == {"runs/run-1.json", "runs/run-1/missions/0001-work.json"}
 
 
 def test_a_transition_costs_one_write_on_a_head_already_read(fake: FakeGitHub, settings: ServiceSettings) -> None:

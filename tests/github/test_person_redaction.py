@@ -58,7 +58,7 @@ def label_with(world: World, title: str, body: str) -> int:
 
 
 def order_prompt(world: World, issue: int, seq: int, stage: str) -> str:
-    files = world.fake.files_at(REPO, "interlock/state")
+    files = world.fake.logical_files(REPO, "interlock/state")
     prompt: str = json.loads(files[f"runs/issue-{issue}/orders/{seq:04d}-{stage}.json"])["prompt"]
     return prompt
 

@@ -14,6 +14,6 @@ def test_the_service_writes_the_repositorys_prices_into_every_order(settings: Se
     config = "base: develop\ndefault_graph: small\nprices: {house-model: {input: 2, output: 10}}\n"
     world.fake.commit_file(REPO, "main", ".github/interlock.yml", config)
     _, issue = world.label()
-    order = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
+    order = json.loads(world.fake.logical_files(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
     assert order["prices"] == {"house-model": {"input": 2.0, "output": 10.0}}
     assert world.fake.problems == []

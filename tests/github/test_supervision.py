@@ -61,7 +61,7 @@ def supervision_issues(world: World) -> list[dict[str, Any]]:
 
 
 def order(world: World, issue: int, name: str) -> dict[str, Any]:
-    files = world.fake.files_at(REPO, "interlock/state")
+    files = world.fake.logical_files(REPO, "interlock/state")
     data: dict[str, Any] = json.loads(files[f"{orders_folder(f'issue-{issue}')}{name}"])
     return data
 

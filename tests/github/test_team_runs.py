@@ -110,7 +110,7 @@ def test_each_mission_of_a_team_is_ordered_with_its_roles_agent_model_and_tools(
     # SPEC U1, G4: the order the job reads names the role that carries the step, else the full-authority one
     world.fake.commit_file(REPO, "main", ".github/interlock.yml", ROLES)
     _, issue = world.label()
-    build = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
+    build = json.loads(world.fake.logical_files(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
     assert (build["role"], build["agent"], build["model"], build["tools"]) == (
         "dev",
         "codex",
@@ -119,11 +119,12 @@ def test_each_mission_of_a_team_is_ordered_with_its_roles_agent_model_and_tools(
     )
     world.job_done(issue, 1, "build", "built it")
     world.review(issue, "approved")
-    review = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0002-review.json"])
+    files = world.fake.logical_files(REPO, "interlock/state")
+    review = json.loads(files[f"runs/issue-{issue}/orders/0002-review.json"])
     assert (review["role"], review["agent"], review["model"]) == ("lead", "claude", "claude-haiku-4-5")
 
 
 def test_without_teams_an_order_names_no_role_and_the_job_runs_its_own_agent(world: World) -> None:
     _, issue = world.label()
-    build = json.loads(world.fake.files_at(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
+    build = json.loads(world.fake.logical_files(REPO, "interlock/state")[f"runs/issue-{issue}/orders/0001-build.json"])
     assert "role" not in build and "agent" not in build and "model" not in build

@@ -95,7 +95,7 @@ class StateBranch:
     """The state branch's files as ``verify`` reads them (``interlock verify --repo OWNER/NAME`` reads the same)."""
 
     def __init__(self, world: World) -> None:
-        self.files = dict(world.fake.files_at(REPO, "interlock/state"))
+        self.files = world.fake.logical_files(REPO, "interlock/state")  # by logical path, in either layout
 
     def read(self, path: str) -> bytes | None:
         text = self.files.get(path)

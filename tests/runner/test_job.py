@@ -25,6 +25,7 @@ from app.redact import MASK, Redactor
 from app.runner.orders import mission_order
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, encode_record, order_path, record_path
+from app.store.layout import V1, V2, layout_file, layout_path, placed
 from tests.helpers import edge, graph, node
 
 RUN = "issue-7"
@@ -71,11 +72,15 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def seed_origin(
-    tmp_path: Path, nodes: list[dict[str, Any]] | None = None, stop: bool = False, files: dict[str, str] | None = None
+    tmp_path: Path,
+    nodes: list[dict[str, Any]] | None = None,
+    stop: bool = False,
+    files: dict[str, str] | None = None,
+    layout: int = V1,
 ) -> Path:
     """A bare origin with `develop` (README.md and ``files``: no .gitignore), the run branch (an empty start
     commit) and the state branch holding the run record and the first mission's order, as the service saves
-    them."""
+    them, in journal ``layout`` (v1: as an Interlock before v2 did)."""
     bare = tmp_path / "origin.git"
     subprocess.run(["git", "init", "--quiet", "--bare", "-b", "develop", str(bare)], check=True)
     seed = tmp_path / "seed"
@@ -97,6 +102,8 @@ def seed_origin(
         record_path(RUN): encode_record(run.but(stop_requested=stop)),
         order_path(RUN, dispatch.seq, dispatch.stage): encode_json(mission_order(dispatch)),
     }
+    if layout == V2:
+        files = {placed(path, V2): data for path, data in files.items()} | {layout_path(RUN): layout_file(V2)}
     remote.add_files(STATE_BRANCH, files, "interlock: start run")
     return bare
 
@@ -132,8 +139,13 @@ def job(
 
 
 def state_file(origin: Path, path: str) -> Any:
-    raw = subprocess.run(["git", "--git-dir", str(origin), "show", f"{STATE_BRANCH}:{path}"], capture_output=True)
-    return json.loads(raw.stdout) if raw.returncode == 0 else None
+    """The state branch's file of logical ``path``, where the run's journal layout puts it (app/store/layout.py):
+    the seed writes v1, as an Interlock before v2 did; the job's first write moves the run to v2."""
+    for where in dict.fromkeys((placed(path, V2), path)):
+        raw = subprocess.run(["git", "--git-dir", str(origin), "show", f"{STATE_BRANCH}:{where}"], capture_output=True)
+        if raw.returncode == 0:
+            return json.loads(raw.stdout)
+    return None
 
 
 def test_the_job_commits_pushes_and_stores_the_mission_record(origin: Path, tmp_path: Path) -> None:
