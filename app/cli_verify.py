@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the check is loaded when the command runs (app/cli.py)
     from app.runner.verify import Verification
 
 EXIT_DIVERGED = 1
+EXIT_CANNOT_CHECK = 2
 
 
 def verify_run(repo: Path, run_id: str) -> Verification:
@@ -50,4 +51,13 @@ def register_verify(cli: typer.Typer) -> None:
             typer.echo(json.dumps(data, indent=2))
         else:
             typer.echo(result.summary())
-        return EXIT_DIVERGED if result.found is not None else 0
+        return exit_code(result)
+
+
+def exit_code(result: Verification) -> int:
+    """0 verified, 1 a divergence; 2 when it cannot check: rules a newer Interlock made a transition under."""
+    from app.runner.verify import Divergence
+
+    if result.found is None:
+        return 0
+    return EXIT_CANNOT_CHECK if result.found.kind is Divergence.UNKNOWN_RULES else EXIT_DIVERGED

@@ -112,8 +112,9 @@ def compact_context(context: Context) -> Context:
     return copy if compact_into(copy) else context
 
 
-def compact_into(context: Context) -> bool:
-    """Compaction in place, on a context whose ``results`` list the caller owns; True if anything changed."""
+def compact_into(context: Context, trim: bool = True) -> bool:
+    """Compaction in place, on a context whose ``results`` list the caller owns; True if anything changed.
+    ``trim`` False: the rules before issue 16 (app/engine/rules.py), which kept every compacted result."""
     tiers = context.tiers
     results = context.results
     split = max(len(results) - tiers.intact - tiers.cut, 0)
@@ -123,7 +124,7 @@ def compact_into(context: Context) -> bool:
         history.extend(map(_history_line, results[:split]))
         if len(history) > 2 * HISTORY_CHUNK:
             history[:HISTORY_CHUNK] = ["\n".join(history[:HISTORY_CHUNK])]
-        context.history = trim_history(history)
+        context.history = trim_history(history) if trim else history
         del results[:split]
         changed = True
     for index in range(max(len(results) - tiers.intact, 0)):

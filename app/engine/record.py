@@ -374,6 +374,9 @@ class Run(Record):
     updated_at: datetime
     version: int = 0
     chain: Chain | None = None  # SPEC J6; None in a record written before tamper evidence
+    # the engine rules the transition was made under (app/engine/rules.py); 0 and left out of the journal when
+    # it recorded none, as every record before issue 27 (added after J6: OMITTED_WHEN_EMPTY)
+    rules: Annotated[int, OMITTED_WHEN_EMPTY] = 0
 
     def mission(self, seq: int) -> MissionSummary | None:
         return next((m for m in reversed(self.missions) if m.seq == seq), None)

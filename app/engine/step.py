@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, assert_never
 
+from app.engine import rules as engine_rules
 from app.engine.basecheck import remember_git
 from app.engine.budget_raise import on_budget_raised
 from app.engine.context import Context, Result, add_note
@@ -80,7 +81,9 @@ from app.engine.record import (
     Request,
     Run,
     Status,
+    Waiting,
 )
+from app.engine.rules import Change, Rules
 from app.engine.selection import invalid_selection_reason, select_label
 from app.engine.transition import Transition
 from app.engine.verdict import parse_verdict
@@ -91,7 +94,7 @@ Handler = Callable[[Transition, Any], None]
 _DONE, _SKIPPED, _CHECK, _REASK = MissionStatus.DONE, MissionStatus.SKIPPED, MissionKind.CHECK, MissionKind.REASK
 
 
-def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
+def start_run(event: Start, graph: Graph, rules: Rules) -> tuple[Run, list[Effect]]:
     """A new run on ``graph`` for one request: preamble, branch, policy, then the entry node (SPEC C1, P1)."""
     context = add_note(Context(tiers=event.tiers), "request", f"{event.title}\n\n{event.body}".strip(), data=True)
     run = Run(
@@ -119,18 +122,21 @@ def start_run(event: Start, graph: Graph) -> tuple[Run, list[Effect]]:
         created_at=event.at,
         updated_at=event.at,
         version=1,
+        rules=rules.stamp,
     )
-    t = Transition(run, graph, event.at, event.git)
+    t = Transition(run, graph, event.at, event.git, rules)
     enter(t, graph.entry)
     return t.run, t.effects
 
 
-def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]]:
-    """Apply one event. ``run`` is ``None`` only for ``Start``."""
+def step(run: Run | None, event: Event, graph: Graph, rules: Rules | None = None) -> tuple[Run, list[Effect]]:
+    """Apply one event. ``run`` is ``None`` only for ``Start``. ``rules``: the engine rules to apply it under,
+    recorded in the record (SPEC J6); by default this engine's, an older version only to replay a journal."""
+    rules = rules or engine_rules.CURRENT
     if run is None:
         if not isinstance(event, Start):
             raise EventRejected("?", "none", type(event).__name__, "there is no run yet: only a start creates one")
-        return start_run(event, graph)
+        return start_run(event, graph, rules)
     if event.key in run.applied:
         return run, []
     name = type(event).__name__
@@ -147,7 +153,8 @@ def step(run: Run | None, event: Event, graph: Graph) -> tuple[Run, list[Effect]
     handler = HANDLERS.get(type(event))
     if handler is None:
         raise EventRejected(run.id, run.status.value, name, "this event cannot be applied to an existing run")
-    t = Transition(run, graph, event.at, event.git)
+    t = Transition(run, graph, event.at, event.git, rules)
+    t.run.rules = rules.stamp
     if event.git is not None:  # the branch head a gate opens on (SPEC H5), what its merge conflicts in (V9)
         remember_git(t.run, event.git)
     if event.launch is not None:
@@ -270,6 +277,9 @@ def on_decision(t: Transition, event: DecisionReturned) -> None:
     if waiting is None or waiting.kind is not MissionKind.DECIDE or waiting.seq != event.seq:
         raise StaleEvent(t.run.id, t.run.status.value, "DecisionReturned", f"no decision #{event.seq} is awaited")
     labels = t.graph.labels(waiting.stage)
+    if not t.rules.has(Change.LABEL_OR_NONE):
+        _decided_before_labels(t, event, waiting)
+        return
     chosen = select_label(event.answer, labels)  # SPEC V8: a label of the list or nothing, never the answer's prose
     settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=chosen.label)
     spend(t, MissionKind.DECIDE, event.usage)
@@ -279,6 +289,23 @@ def on_decision(t: Transition, event: DecisionReturned) -> None:
         escalate(t, ReasonCode.INVALID_SELECTION, reason)
         return
     route_result(t, waiting, chosen.label, event.answer)
+
+
+def _decided_before_labels(t: Transition, event: DecisionReturned, waiting: Waiting) -> None:
+    """The rule before issue 17 (rules 1 and 2, app/engine/rules.py), kept to replay journals made under it: the
+    last verdict line's label or else the whole answer, matched to a label in any case; the summary kept what
+    was said (cut) when it matched none."""
+    labels = t.graph.labels(waiting.stage)
+    said = parse_verdict(event.answer) or event.answer.strip()
+    chosen = next((label for label in labels if label.casefold() == said.casefold()), None)
+    settle(t, event.seq, status=MissionStatus.DONE, usage=event.usage, verdict=chosen or said[:80])
+    spend(t, MissionKind.DECIDE, event.usage)
+    if chosen is None:
+        t.run.waiting = None
+        reason = f"the decision at {waiting.stage!r} answered {said[:80]!r}, outside {', '.join(labels)}"
+        escalate(t, ReasonCode.INVALID_SELECTION, reason)
+        return
+    route_result(t, waiting, chosen, event.answer)
 
 
 def on_advice(t: Transition, event: AdviceReturned) -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypeVar
 
+from app.engine import rules as engine_rules
 from app.engine.base import Record
 from app.engine.context import Context, Result, add_routing_line, compact_into
 from app.engine.effects import Effect
 from app.engine.events import GitState
 from app.engine.graph import Graph
 from app.engine.record import Category, Ledger, MissionSummary, Run, Totals
+from app.engine.rules import Change, Rules
 
 R = TypeVar("R", bound=Record)
 _new = object.__new__
@@ -27,13 +29,16 @@ class Transition:
     strongly, so that an id is never reused by another object while the transition lives.
     """
 
-    __slots__ = ("at", "effects", "git", "graph", "owned", "run")
+    __slots__ = ("at", "effects", "git", "graph", "owned", "rules", "run")
 
-    def __init__(self, run: Run, graph: Graph, at: datetime, git: GitState | None = None) -> None:
+    def __init__(
+        self, run: Run, graph: Graph, at: datetime, git: GitState | None = None, rules: Rules | None = None
+    ) -> None:
         self.run = run.but()
         self.graph = graph
         self.at = at
         self.git = git
+        self.rules = rules or engine_rules.CURRENT  # the rules it is made under (SPEC J6, app/engine/rules.py)
         self.effects: list[Effect] = []
         self.owned: dict[int, object] = {}
 
@@ -73,7 +78,7 @@ class Transition:
         context = self.context()
         self.owned[id(result)] = result
         context.results.append(result)
-        compact_into(context)
+        compact_into(context, trim=self.rules.has(Change.TRIMMED_HISTORY))
 
     def add_line(self, line: str) -> None:
         """A routing line on the newest result, kept through every compaction (SPEC C3)."""

@@ -22,6 +22,7 @@ from app.engine.base import journal_adapter
 from app.engine.record import Chain, Run
 from app.store.journal import encode_json, encode_record, event_path, mission_path
 
+RULES = "rules"  # the engine rules the transition was made under (app/engine/rules.py); absent: none recorded
 ANCHOR = "anchor"  # the first sealed transition of a run older than J6 keeps the record it replays from
 FILE: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])  # pydantic builds an adapter in ms: once each
 MISSIONS: TypeAdapter[dict[str, str]] = TypeAdapter(dict[str, str])
@@ -90,6 +91,8 @@ def event_file(
         "graph": run.graph_hash,  # the graph the event was applied on: the new one for an upgrade (SPEC J7)
         "missions": dict(sorted(new_missions.items())),
     }
+    if run.rules:  # the engine rules that made it, which the record says too (left out when it says none)
+        data[RULES] = run.rules
     if previous is not None and previous.chain is None:
         data[ANCHOR] = previous.journal()
     return {event_path(run.id, run.version): encode_json(data)}
@@ -105,6 +108,7 @@ class Transition:
     graph: str
     missions: dict[str, str]
     anchor: Run | None
+    rules: int = 0  # as recorded; 0 when the events file records none (written before issue 27)
 
 
 class TransitionUnreadable(ValueError):
@@ -119,6 +123,7 @@ def read_transition(data: bytes) -> Transition:
         anchor = Run.from_journal(raw[ANCHOR]) if raw.get(ANCHOR) is not None else None
         missions = MISSIONS.validate_python(raw.get("missions", {}))
         version = VERSION.validate_python(raw["version"], strict=True)  # as written: no 1.0, no true
-        return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor)
+        rules = VERSION.validate_python(raw.get(RULES, 0), strict=True)
+        return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor, rules)
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise TransitionUnreadable(str(exc).splitlines()[0]) from None

@@ -15,6 +15,7 @@ from enum import StrEnum
 from app.engine.errors import InterlockError, RunNotFound
 from app.engine.graph import Graph
 from app.engine.record import Run
+from app.engine.rules import Rules, UnknownRules, replaying
 from app.engine.step import step
 from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
@@ -30,6 +31,7 @@ class Divergence(StrEnum):
     EDITED_MISSION = "edited mission record"
     EDITED_GRAPH = "edited graph"
     ENGINE_DRIFT = "engine drift"
+    UNKNOWN_RULES = "unknown engine rules"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Replay:
         self.reader = reader
         self.run_id = run_id
         self.graphs: dict[str, Graph] = {}
+        self.last: Rules | None = None  # the rules the transition before replayed under: tried first
 
     def graph(self, content_hash: str, version: int) -> Graph | Found:
         """The graph with ``content_hash``: one the run left by an upgrade (SPEC J7), else the stored graph."""
@@ -115,12 +118,32 @@ class Replay:
         return None
 
     def replay(self, before: Run | None, moved: chain.Transition) -> Run | Found:
-        """Version ``moved.version`` as the engine makes it today from the version before and the event."""
+        """Version ``moved.version`` as the engine makes it from the version before and the event, under the
+        rules the transition recorded (for one that recorded none: the first of the older rules that gives the
+        record it recorded, those of the transition before tried first)."""
         graph = self.graph(moved.graph, moved.version)
         if isinstance(graph, Found):
             return graph
         try:
-            run, _ = step(before, moved.event, graph)
+            candidates = replaying(moved.rules)
+        except UnknownRules as exc:
+            path = event_path(self.run_id, moved.version)
+            return Found(Divergence.UNKNOWN_RULES, moved.version, path, str(exc))
+        if self.last in candidates:
+            candidates = (self.last, *(rules for rules in candidates if rules != self.last))
+        found: Found | None = None
+        for rules in candidates:
+            replayed = self.replay_under(before, moved, graph, rules)
+            if not isinstance(replayed, Found):
+                self.last = rules
+                return replayed
+            found = found or replayed  # the divergence under the likeliest rules is the one named
+        assert found is not None  # ``replaying`` gives at least one rules version
+        return found
+
+    def replay_under(self, before: Run | None, moved: chain.Transition, graph: Graph, rules: Rules) -> Run | Found:
+        try:
+            run, _ = step(before, moved.event, graph, rules)
         except Exception as exc:  # an edited event may break the engine any way: a divergence, never a traceback
             return self.drift(moved, f"the engine refuses the event now: {exc}")
         sealed = chain.seal(run, before, moved.missions)

@@ -169,8 +169,8 @@ def test_engine_drift_is_named_at_the_first_version_it_changes(tmp_path: Path, m
     assert verifying.verify(store, run_id).found is None
     real_step = verifying.step
 
-    def drifted(run: Any, event: Any, graph: Any) -> Any:
-        after, effects = real_step(run, event, graph)
+    def drifted(run: Any, event: Any, graph: Any, rules: Any = None) -> Any:
+        after, effects = real_step(run, event, graph, rules)
         if isinstance(event, ev.MissionFinished) and "FAIL" in event.answer:  # the review's FAIL now routes elsewhere
             after = after.but(stage="review")
         return after, effects

@@ -1,5 +1,6 @@
 """A journal whose decisions were read by the rule before issue 17 (SPEC V8, J6): `interlock verify` replays
-each event with today's engine, which reads a decision's answer by the new rule.
+each event with the engine rules it was made under (app/engine/rules.py), so it reads such a decision by the old
+rule even though today's engine reads a decision's answer by the new one.
 
 Seen with the real code of b65f9bf: `interlock run` of graphs/operations/triage.json with a decision answering
 `I think it is a BUG.`, `BUG.` or two verdict lines (`BUG`, then `FEATURE`), then `interlock verify` of main
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.engine import events as ev
-from app.engine import step
+from app.engine import rules, step
 from app.engine.errors import StaleEvent
 from app.engine.flow import escalate, route_result, settle, spend
 from app.engine.record import MissionKind, MissionStatus, ReasonCode
@@ -53,13 +54,6 @@ def decided_before_issue_17(t: Transition, event: ev.DecisionReturned) -> None:
     route_result(t, waiting, chosen, event.answer)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verify replays every DecisionReturned with today's rule (app/engine/selection.py); a decision the rule "
-    "before issue 17 read otherwise (prose kept as the verdict, `BUG.`, two verdict lines: the last) replays to "
-    "another record: engine drift on an untouched journal. Needs the record or the event to say which rule read "
-    "it (not a small fix)",
-)
 @pytest.mark.parametrize("answer", ["I think it is a BUG.", "BUG.", "VERDICT: BUG\nVERDICT: FEATURE"])
 def test_a_decision_recorded_before_issue_17_still_verifies(monkeypatch: pytest.MonkeyPatch, answer: str) -> None:
     # SPEC J6: a journal nobody edited verifies, whichever Interlock version wrote it
@@ -77,6 +71,7 @@ def recorded_then_verified(monkeypatch: pytest.MonkeyPatch, answer: str) -> str 
     store = MemoryStore()
     driver = RunDriver(store)
     monkeypatch.setitem(step.HANDLERS, ev.DecisionReturned, decided_before_issue_17)
+    monkeypatch.setattr(rules, "CURRENT", rules.Rules(recorded=False))  # Interlock before issue 27 recorded none
     run = driver.start(ev.Start(key="start", at=T0, run_id="old", title="It crashes"), TRIAGE).run
     waiting = run.waiting
     assert waiting is not None
@@ -93,10 +88,11 @@ def recorded_then_verified(monkeypatch: pytest.MonkeyPatch, answer: str) -> str 
     return None if checked.found is None else checked.summary()
 
 
-def test_the_readme_says_which_older_runs_show_engine_drift() -> None:
-    # the strict xfails here and in test_long_verify.py are the behaviour; these are the words
+def test_the_readme_says_which_older_runs_verify_under_their_rules() -> None:
+    # the tests here and in test_long_verify.py are the behaviour; these are the words
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert (
-        "a run of more than about 160 missions recorded before the context history was trimmed, or a decision "
-        "answered in prose, as `BUG.` or with two verdict lines before decisions took a label or none"
+        "so a run recorded before a change of the rules still verifies untouched — a run of more than about 160 "
+        "missions recorded before the context history was trimmed (rules 1), or a decision answered in prose, as "
+        "`BUG.` or with two verdict lines before decisions took a label or none (rules 1 and 2)."
     ) in text

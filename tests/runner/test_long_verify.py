@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.engine import context
+from app.engine import context, rules
 from app.engine import events as ev
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run
 from app.engine.validate import parse_graph
 from app.runner.driver import RunDriver, same_event
 from app.runner.verify import verify
-from app.store.journal import encode_json, mission_path
+from app.store.journal import encode_json, mission_path, record_path
 from app.store.memory import MemoryStore
 from tests.engine.driver import loop_graph
 
@@ -33,28 +33,25 @@ def test_a_run_long_enough_to_trim_its_history_verifies_every_transition() -> No
     assert checked.found is None and checked.checked == run.version and checked.first == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verify replays every transition with today's engine, which trims the history; a run recorded before "
-    "the trimming (history over HISTORY_CHARS) replays to other records: engine drift on an untouched journal. "
-    "Seen with the real code of 257b3be too: a 300-transition run it wrote drifts at version 179 under "
-    "interlock verify. Needs the record to say which rule made it (not a small fix)",
-)
 def test_a_long_run_recorded_before_the_history_was_trimmed_still_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
     # SPEC J6: a journal nobody edited verifies, whichever Interlock version wrote it; the code before issue 16
-    # kept every compacted result (modelled here by a bound no history reaches), and a run continues after upgrading
+    # kept every compacted result (modelled here by a bound no history reaches) and, like all code before issue
+    # 27, recorded no engine rules; a run continues after upgrading, and verify replays each part by its rules
     graph = parse_graph(loop_graph(work={"maxVisits": 1000}, review={"maxVisits": 1000}))
     store = MemoryStore()
     driver = RunDriver(store)
     monkeypatch.setattr(context, "HISTORY_CHARS", 10**9)  # written by the code before the trimming
+    monkeypatch.setattr(rules, "CURRENT", rules.Rules(recorded=False))  # which recorded no rules
     run = driver.start(ev.Start(key="start", at=T0, run_id="old", title="old"), graph).run
     for index in range(1, 241):
         run = finish(driver, run, graph, index)
-    assert sum(map(len, run.context.history)) > 8000
+    assert sum(map(len, run.context.history)) > 8000 and b'"rules"' not in store.read(record_path(run.id))
     monkeypatch.undo()  # the new code continues the run and verifies it
     run = finish(driver, run, graph, 241)
+    assert run.rules == rules.RULES_VERSION and run.context.history[0].startswith("[… cut by Interlock")
     checked = verify(store, run.id)
     assert checked.found is None, checked.summary()
+    assert checked.checked == run.version
 
 
 def finish(driver: RunDriver, run: Run, graph: Graph, index: int) -> Run:
