@@ -16,7 +16,8 @@ from app.webhooks.redis_queue import RedisDeliveryQueue
 from app.webhooks.router import Outcome, Router
 from app.webhooks.service import QUEUE_DOWN, WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
+from tests.helpers import ROOT
 from tests.redis_server import RedisServer, _free_port, redis_available
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled
@@ -103,3 +104,23 @@ def test_redis_gone_later_answers_503_and_the_redelivery_is_applied(
         assert record.outcome == "handled"
         assert applied == ["redis-3", "redis-4"]
         assert client.get("/healthz").json() == {"status": "ok", "queue": "redis", "waiting": 0}
+
+
+def readme_paragraph(title: str) -> str:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### The service", 1)[1].split("\n### ", 1)[0]
+    return " ".join(section[section.index(title) :].split("\n\n", 1)[0].split())
+
+
+def test_the_readme_says_what_the_redis_queue_does() -> None:
+    # README "The service", **The queue with Redis**: each claim names what the code and the tests above hold
+    text = readme_paragraph("**The queue with Redis**")
+    settings_source = (ROOT / "app" / "webhooks" / "settings.py").read_text(encoding="utf-8")
+    assert all(name in settings_source for name in ("INTERLOCK_REDIS_URL", "INTERLOCK_VISIBILITY_S"))
+    assert "With `INTERLOCK_REDIS_URL` set" in text and "lapses after `INTERLOCK_VISIBILITY_S`" in text
+    assert KEEP_APPLIED_S == 7 * 24 * 3600 and "Applied records are kept 7 days, without their bodies" in text
+    assert "not Redis Streams" in text and "XREADGROUP" not in (ROOT / "app/webhooks/redis_queue.py").read_text()
+    assert '"--appendonly", "yes"' in (ROOT / "compose.yaml").read_text()
+    assert "Run Redis with `appendonly yes`, as `compose.yaml` does" in text
+    assert (SqliteDeliveryQueue.backend, RedisDeliveryQueue.backend) == ("sqlite", "redis")
+    assert '`/healthz` says `"queue": "sqlite"` (else `"redis"`)' in text
+    assert "a delivery is answered **503**, not stored" in text and "`/healthz` answers 503 meanwhile" in text
