@@ -8,7 +8,8 @@ plain Redis structures, each change made by one Lua script (Redis runs a script 
 commands: https://redis.io/docs/latest/develop/interact/programmability/eval-intro/), which is the SQLite
 queue's ``BEGIN IMMEDIATE`` in Redis terms:
 
-- ``P:d:<id>``: a hash per delivery (event, key, body, state, seq, attempts, outcome, lease_until, …);
+- ``P:d:<id>``: a hash per delivery (event, key, state, seq, attempts, outcome, lease_until, …), and ``P:b:<id>``
+  its body while it is open (apart, so that the hash keeps Redis's compact encoding of small hashes);
 - ``P:k:<key>``: a list per ordering key (repository) of its open deliveries, oldest first; only its head is
   ever leased, so a repository never has two at once and a retried delivery stays first;
 - ``P:ready``: the keys whose head may be taken now, scored by the head's sequence number, so ``take`` leases the
@@ -20,9 +21,10 @@ queue's ``BEGIN IMMEDIATE`` in Redis terms:
 
 Time is the Redis server's (``TIME`` in the script), so replicas with skewed clocks agree on when a lease lapses;
 tests inject a clock instead. What is kept: a delivery's body until it ends (applied or failed: the body is then
-dropped, as nothing reads it again, so a record is a few hundred bytes), failed records for good, as the SQLite
-queue keeps them (the sweep and a person read them), applied records for ``keep_applied_s`` (7 days, as the SQLite
-queue): older ones are deleted, 100 at most at a time, as new ones are applied, so Redis does not grow for ever.
+dropped, as nothing reads it again, and an applied record takes about 500 bytes of Redis's memory), failed records
+for good, as the SQLite queue keeps them (the sweep and a person read them), applied records for
+``keep_applied_s`` (7 days, as the SQLite queue): older ones are deleted, 100 at most at a time, as new ones are
+applied, so Redis does not grow for ever (10,000 deliveries a day: about 35 MB).
 Acknowledged deliveries survive a restart of Redis only if it persists: run it with ``appendonly yes``
 (``compose.yaml`` does). The scripts build key names from the prefix, so the queue needs one Redis server (or a
 primary with replicas), not Redis Cluster.
@@ -89,7 +91,8 @@ local key = ARGV[5]
 if state then key = redis.call('HGET', d, 'key')
 else redis.call('HSET', d, 'event', ARGV[4], 'key', key, 'received_at', now) end
 local seq = redis.call('INCR', P .. ':seq')
-redis.call('HSET', d, 'body', ARGV[6], 'seq', seq, 'attempts', 0, 'outcome', '', 'last_error', '',
+redis.call('SET', P .. ':b:' .. id, ARGV[6])
+redis.call('HSET', d, 'seq', seq, 'attempts', 0, 'outcome', '', 'last_error', '',
   'not_before', 0, 'lease_until', 0, 'consumer', '', 'ended_at', 0)
 set_state(id, state, 'waiting', now)
 if redis.call('RPUSH', P .. ':k:' .. key, id) == 1 then reschedule(key, now) end
@@ -106,13 +109,13 @@ local key = top[1]
 local id = redis.call('LINDEX', P .. ':k:' .. key, 0)
 if not id then redis.call('ZREM', P .. ':ready', key) return false end
 local d = P .. ':d:' .. id
-local f = redis.call('HMGET', d, 'state', 'event', 'body', 'attempts')
+local f = redis.call('HMGET', d, 'state', 'event', 'attempts')
 local lease_end = now + tonumber(ARGV[4])
-redis.call('HSET', d, 'attempts', tonumber(f[4]) + 1, 'lease_until', lease_end, 'consumer', ARGV[3])
+redis.call('HSET', d, 'attempts', tonumber(f[3]) + 1, 'lease_until', lease_end, 'consumer', ARGV[3])
 if f[1] ~= 'leased' then set_state(id, f[1], 'leased', now) end
 redis.call('ZREM', P .. ':ready', key)
 redis.call('ZADD', P .. ':timed', lease_end, key)
-return {id, f[2], key, f[3], tonumber(f[4])}
+return {id, f[2], key, redis.call('GET', P .. ':b:' .. id) or '', tonumber(f[3])}
 """
 
 # ARGV[3..6]: id, 'applied' or 'failed', outcome, seconds applied records are kept.
@@ -123,7 +126,7 @@ local state = redis.call('HGET', d, 'state')
 if not (state == 'leased' or (to == 'failed' and state == 'waiting')) then return 0 end
 local now = now_of(ARGV[2])
 redis.call('HSET', d, 'outcome', ARGV[5], 'ended_at', now, 'lease_until', 0)
-redis.call('HDEL', d, 'body')
+redis.call('DEL', P .. ':b:' .. id)
 set_state(id, state, to, now)
 local key = redis.call('HGET', d, 'key')
 redis.call('LREM', P .. ':k:' .. key, 1, id)

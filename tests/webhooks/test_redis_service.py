@@ -18,7 +18,7 @@ from app.webhooks.service import QUEUE_DOWN, WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 from tests.helpers import ROOT
-from tests.redis_server import RedisServer, _free_port, redis_available
+from tests.redis_server import RedisServer, free_port, redis_available
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled
 
@@ -54,11 +54,11 @@ def service(settings: ServiceSettings, applied: list[str]) -> TestClient:
 def test_with_a_redis_url_the_queue_is_redis(settings: ServiceSettings, server: RedisServer, tmp_path: Path) -> None:
     # SPEC GH8: replicas share one queue in Redis; nothing goes to the data folder
     applied: list[str] = []
-    client = service(replace(settings, redis_url=server.url, data_dir=tmp_path / "data"), applied)
-    assert isinstance(client.app.state.queue, RedisDeliveryQueue)  # type: ignore[attr-defined]
-    assert client.get("/healthz").json() == {"status": "ok", "queue": "redis", "waiting": 0}
-    record = post_settled(client, *labeled(1))
-    assert (record.outcome, applied) == ("handled", ["redis-1"])
+    with service(replace(settings, redis_url=server.url, data_dir=tmp_path / "data"), applied) as client:
+        assert isinstance(client.app.state.queue, RedisDeliveryQueue)  # type: ignore[attr-defined]
+        assert client.get("/healthz").json() == {"status": "ok", "queue": "redis", "waiting": 0}
+        record = post_settled(client, *labeled(1))
+        assert (record.outcome, applied) == ("handled", ["redis-1"])
     shared = RedisDeliveryQueue.from_url(server.url).record("redis-1")  # what another replica reads
     assert shared is not None and shared.outcome == "handled"
     assert not (tmp_path / "data" / "queue.sqlite3").exists()
@@ -68,16 +68,17 @@ def test_redis_unreachable_at_start_falls_back_to_the_sqlite_queue(
     settings: ServiceSettings, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # SPEC GH8 (issue 27: never fail a delivery over Redis): the service starts, says so, and applies deliveries
-    unreachable = f"redis://127.0.0.1:{_free_port()}/0"
+    unreachable = f"redis://127.0.0.1:{free_port()}/0"
     applied: list[str] = []
     with caplog.at_level(logging.WARNING, logger="interlock.webhooks"):
         client = service(replace(settings, redis_url=unreachable, data_dir=tmp_path / "data"), applied)
-    assert isinstance(client.app.state.queue, SqliteDeliveryQueue)  # type: ignore[attr-defined]
     lines = [r.getMessage() for r in caplog.records if "redis unreachable" in r.getMessage()]
     assert len(lines) == 1 and "own SQLite file in the data folder" in lines[0]
-    assert client.get("/healthz").json() == {"status": "ok", "queue": "sqlite", "waiting": 0}
-    record = post_settled(client, *labeled(2))
-    assert (record.outcome, applied) == ("handled", ["redis-2"])
+    with client:
+        assert isinstance(client.app.state.queue, SqliteDeliveryQueue)  # type: ignore[attr-defined]
+        assert client.get("/healthz").json() == {"status": "ok", "queue": "sqlite", "waiting": 0}
+        record = post_settled(client, *labeled(2))
+        assert (record.outcome, applied) == ("handled", ["redis-2"])
     assert (tmp_path / "data" / "queue.sqlite3").exists()
 
 
