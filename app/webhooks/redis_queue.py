@@ -29,9 +29,9 @@ Acknowledged deliveries survive a restart of Redis only if it persists: run it w
 (``compose.yaml`` does). The scripts build key names from the prefix, so the queue needs one Redis server (or a
 primary with replicas), not Redis Cluster.
 
-A connection refused or timed out raises ``QueueUnavailable`` (``app/webhooks/delivery_queue.py``). The client
-waits 1 s for a connection and 2 s for an answer, and tries once more, so a ``put`` fails well within GitHub's
-10 s and the service can answer 503.
+A connection refused or timed out, or a write Redis refuses (``maxmemory``, a read-only replica), raises
+``QueueUnavailable`` (``app/webhooks/delivery_queue.py``). The client waits 1 s for a connection and 2 s for an
+answer, and tries once more, so a ``put`` fails well within GitHub's 10 s and the service can answer 503.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from typing import Any
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.retry import Retry
 
 from app.webhooks.delivery_queue import DeliveryRecord, QueuedDelivery, QueueState, QueueUnavailable
@@ -167,11 +168,15 @@ RECORD_FIELDS = ("event", "key", "state", "attempts", "outcome", "received_at")
 
 @contextmanager
 def reachable() -> Iterator[None]:
-    """Redis's connection errors as the queue's own, which the service and the workers know."""
+    """Redis's connection errors, and its refusals to write (``maxmemory`` reached, a replica after a failover),
+    as the queue's own, which the service and the workers know. A script refused writes nothing: Redis checks
+    at its first write, and lets a script that has begun writing finish."""
     try:
         yield
     except (redis.ConnectionError, redis.TimeoutError) as error:
         raise QueueUnavailable(f"redis unreachable ({type(error).__name__}: {error})") from error
+    except (OutOfMemoryError, ReadOnlyError) as error:
+        raise QueueUnavailable(f"redis refuses to write ({type(error).__name__}: {error})") from error
 
 
 def text(value: bytes | str | None) -> str:

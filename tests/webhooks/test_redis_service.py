@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import redis
 from fastapi.testclient import TestClient
 
 from app.webhooks.delivery import Delivery
@@ -125,3 +126,18 @@ def test_the_readme_says_what_the_redis_queue_does() -> None:
     assert (SqliteDeliveryQueue.backend, RedisDeliveryQueue.backend) == ("sqlite", "redis")
     assert '`/healthz` says `"queue": "sqlite"` (else `"redis"`)' in text
     assert "a delivery is answered **503**, not stored" in text and "`/healthz` answers 503 meanwhile" in text
+
+
+def test_a_redis_that_refuses_writes_answers_503(
+    settings: ServiceSettings, server: RedisServer, tmp_path: Path
+) -> None:
+    # SPEC GH8: Redis at its maxmemory (with noeviction, its default) stores nothing: 503, never a 500 or a 202
+    applied: list[str] = []
+    with service(replace(settings, redis_url=server.url, data_dir=tmp_path / "data"), applied) as client:
+        redis.Redis.from_url(server.url).config_set("maxmemory", "1")
+        body, headers = labeled(5)
+        answer = client.post(WEBHOOK_PATH, content=body, headers=headers)
+        assert answer.status_code == 503 and answer.json() == {"delivery": "redis-5", "error": QUEUE_DOWN}
+        redis.Redis.from_url(server.url).config_set("maxmemory", "0")
+        assert post_settled(client, body, headers).outcome == "handled"  # the redelivery
+        assert applied == ["redis-5"]
