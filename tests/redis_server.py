@@ -21,18 +21,21 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A redis-server on a free port in ``workdir``, persisting nothing; stopped and started again on the same
-    port by the tests of what a replica does while Redis is away."""
+    """A redis-server on a free port in ``workdir``, persisting nothing unless ``appendonly`` (then its data
+    outlives a stop); stopped and started again on the same port by the tests of what a replica does while
+    Redis is away."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, appendonly: bool = False) -> None:
         self.workdir = workdir
+        self.appendonly = appendonly
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         argv = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir)]
-        self.proc = subprocess.Popen([*argv, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        argv += ["--save", "", "--appendonly", "yes" if self.appendonly else "no"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:

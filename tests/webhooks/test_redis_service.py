@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +23,7 @@ from app.webhooks.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 from tests.helpers import ROOT
 from tests.redis_server import RedisServer, free_port, redis_available
 from tests.webhooks.conftest import signed
-from tests.webhooks.queue_helpers import post_settled
+from tests.webhooks.queue_helpers import post_settled, settle
 
 
 @pytest.fixture
@@ -141,3 +143,43 @@ def test_a_redis_that_refuses_writes_answers_503(
         redis.Redis.from_url(server.url).config_set("maxmemory", "0")
         assert post_settled(client, body, headers).outcome == "handled"  # the redelivery
         assert applied == ["redis-5"]
+
+
+def test_a_worker_that_cannot_record_an_end_lives_on_and_the_delivery_is_applied_again(
+    settings: ServiceSettings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # SPEC GH8: Redis gone while a handler runs: the worker survives the failed `done`, the lease lapses once
+    # Redis is back, and the delivery is taken again (the run journal, keyed by its id, absorbs the second run)
+    redis_available()
+    server = RedisServer(tmp_path / "redis", appendonly=True)  # the lease outlives the restart
+    server.workdir.mkdir()
+    server.start()
+    running, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+    router = Router()
+
+    @router.on("issues", "labeled")
+    def handle(delivery: Delivery) -> Outcome:
+        runs.append(delivery.delivery_id)
+        running.set()
+        release.wait(timeout=30)
+        return Outcome.HANDLED
+
+    options = replace(settings, redis_url=server.url, data_dir=tmp_path / "data", visibility_s=1.0, workers=1)
+    try:
+        with TestClient(create_app(options, router)) as client:
+            body, headers = labeled(6)
+            assert client.post(WEBHOOK_PATH, content=body, headers=headers).status_code == 202
+            assert running.wait(timeout=30)
+            server.stop()
+            with caplog.at_level(logging.WARNING, logger="interlock.webhooks"):
+                release.set()
+                give_up = time.monotonic() + 30
+                while not any("the end of redis-6 could not be recorded" in r.getMessage() for r in caplog.records):
+                    assert time.monotonic() < give_up, "the worker's done never failed"
+                    time.sleep(0.01)
+                server.start()
+                record = settle(client.app, "redis-6")  # type: ignore[arg-type]
+            assert (record.outcome, record.attempts, runs) == ("handled", 2, ["redis-6", "redis-6"])
+    finally:
+        server.stop()
