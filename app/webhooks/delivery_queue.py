@@ -2,7 +2,8 @@
 
 The service verifies a delivery's signature, ``put``s it here and answers 202; workers ``take`` deliveries
 and apply them. Two backends keep this contract: the embedded SQLite queue in the service's data folder (one
-process, the default) and Redis Streams with a consumer group (several replicas, ``INTERLOCK_REDIS_URL``).
+process, the default; ``app/webhooks/sqlite_queue.py``) and Redis (several replicas, ``INTERLOCK_REDIS_URL``;
+``app/webhooks/redis_queue.py``).
 
 The contract, which both backends' tests check alike:
 - ``put`` is idempotent by delivery id: a redelivery of a delivery already queued, running or applied is not
@@ -18,6 +19,10 @@ The contract, which both backends' tests check alike:
 - A ``put`` of a delivery that ``FAILED`` queues it again (a person fixed the cause and redelivered); of one
   waiting, leased or applied it changes nothing.
 - ``record`` tells what the queue knows of a delivery; ``counts`` how many are in each state.
+- A backend whose store cannot be reached (Redis down) raises ``QueueUnavailable`` from any call. The call may
+  still have taken effect (a timeout after the server ran it), and each is safe either way: a ``put`` repeated
+  is a duplicate, a lease whose end was not recorded lapses. The service answers 503 to a ``put`` that raised,
+  so GitHub records a failed delivery that is redelivered; a worker leaves its lease to lapse.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ class QueueState(StrEnum):
     LEASED = "leased"
     APPLIED = "applied"
     FAILED = "failed"  # gave up after the attempts allowed: counted, kept for the sweep and a person
+
+
+class QueueUnavailable(Exception):
+    """The queue's store cannot be reached (a connection refused or timed out)."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ class Metrics:
         self.runs = RunMetrics()  # what this process sees from now on (SPEC W6)
         self.api = ApiMetrics()
         self.queue: Counter[str] = Counter()
-        self.waiting: Callable[[], int] | None = None  # the delivery queue's waiting count, read when rendered
+        self.waiting: Callable[[], int | None] | None = None  # read when rendered; None: unreachable
 
     def count_queue(self, kind: str) -> None:
         """One delivery ``queued``, ``applied``, ``retried`` or ``failed`` (``QUEUE_ENDS``)."""
@@ -51,8 +51,8 @@ class Metrics:
             counted = [series("interlock_queue_deliveries_total", {"kind": k}, self.queue[k]) for k in QUEUE_ENDS]
         help_text = "Deliveries queued, applied, retried and failed."
         lines = family("interlock_queue_deliveries_total", "counter", help_text, counted)
-        if self.waiting is not None:
-            gauge = [series("interlock_queue_waiting", {}, self.waiting())]
+        if self.waiting is not None and (count := self.waiting()) is not None:  # no gauge while the queue is down
+            gauge = [series("interlock_queue_waiting", {}, count)]
             lines += family("interlock_queue_waiting", "gauge", "Deliveries waiting in the queue.", gauge)
         return lines
 

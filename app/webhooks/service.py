@@ -11,6 +11,15 @@ Order of work on a delivery, and why:
    well within GitHub's 10 s, whatever the handler will take; the workers (``app/webhooks/workers.py``)
    apply it, one at a time per repository, retrying what failed and recording FAILED what was refused
    (``MalformedDelivery``, an invalid configuration, a broken state file: the details once answered 400/422).
+   A queue that cannot be reached (Redis down) answers **503**: the delivery was not stored, GitHub records it
+   failed, and the sweep or ``interlock redeliver`` sends it again. 503 rather than a fallback for that one
+   delivery: a put into this replica's own file while the others keep to Redis would apply it beside the
+   repository's order, and a 503 loses nothing, as GitHub keeps every delivery it sent.
+
+Which queue (``default_queue``): with ``INTERLOCK_REDIS_URL`` set, Redis, shared by every replica. If Redis does
+not answer when the service starts, it does not refuse to start (a delivery is never failed over Redis): it
+logs so and queues in its own SQLite file in the data folder, and ``/healthz`` says ``"queue": "sqlite"``, until
+it is restarted with Redis reachable. Deliveries it acknowledged meanwhile are applied from that file.
 
 https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
 """
@@ -32,8 +41,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.webhooks.delivery import Delivery, MalformedDelivery
-from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState
+from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState, QueueUnavailable
 from app.webhooks.metrics import UNVERIFIED, Metrics
+from app.webhooks.redis_queue import RedisDeliveryQueue
 from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import signature_valid
@@ -45,6 +55,7 @@ DEADLINE_S = 8.0  # a bound for waits inside a handler (app/github/throttle.py);
 QUEUE_FILE = "queue.sqlite3"
 RECENT_DELIVERIES = 10_000
 WEBHOOK_PATH = "/api/github/webhooks"
+QUEUE_DOWN = "the delivery queue is unreachable; the delivery was not stored: redeliver it"
 
 log = logging.getLogger("interlock.webhooks")
 
@@ -95,6 +106,32 @@ def github_router(settings: ServiceSettings) -> Router:
 
 
 def default_queue(settings: ServiceSettings) -> DeliveryQueue:
+    """Redis when ``redis_url`` is set and Redis answers; else the SQLite queue in the data folder (see the
+    module's docstring for why an unreachable Redis does not stop the service)."""
+    if settings.redis_url is not None and (shared := shared_queue(settings.redis_url)) is not None:
+        return shared
+    return embedded_queue(settings)
+
+
+def shared_queue(url: str) -> RedisDeliveryQueue | None:
+    """The Redis queue, its dead leases of this host lapsed; None, logged, when Redis does not answer."""
+    queue = RedisDeliveryQueue.from_url(url)
+    try:
+        queue.ping()
+        lapsed = queue.lapse_dead_leases()
+    except QueueUnavailable as error:
+        log.warning(
+            "%s at start: deliveries are queued in this replica's own SQLite file in the data folder"
+            " (/healthz says queue: sqlite) until it is restarted with Redis reachable",
+            error,
+        )
+        return None
+    if lapsed:
+        log.warning("%d deliveries leased by a process of this host that is gone are taken again now", lapsed)
+    return queue
+
+
+def embedded_queue(settings: ServiceSettings) -> SqliteDeliveryQueue:
     """The SQLite queue in the data folder; with none set (settings built directly, in tests) a fresh temporary
     folder, which is not durable, as the log says."""
     folder = settings.data_dir
@@ -105,6 +142,14 @@ def default_queue(settings: ServiceSettings) -> DeliveryQueue:
     if lapsed := queue.lapse_dead_leases():
         log.warning("%d deliveries leased by a process that is gone are taken again now", lapsed)
     return queue
+
+
+def waiting(queue: DeliveryQueue) -> int | None:
+    """How many deliveries wait; None while the queue cannot be reached."""
+    try:
+        return queue.counts()[QueueState.WAITING]
+    except QueueUnavailable:
+        return None
 
 
 def create_app(
@@ -118,7 +163,7 @@ def create_app(
     routes = router or github_router(settings)
     deliveries = queue if queue is not None else default_queue(settings)
     metrics = Metrics(frozenset(event for event, _ in routes.handlers))
-    metrics.waiting = lambda: deliveries.counts()[QueueState.WAITING]
+    metrics.waiting = lambda: waiting(deliveries)
     workers = Workers(
         deliveries,
         routes,
@@ -182,7 +227,11 @@ def create_app(
             return answer(400, {"error": "the body is not a JSON object"}, label, started)
         delivery = Delivery(event, delivery_id, payload)
         if routes.needs_worker(delivery):
-            fresh = await run_in_threadpool(enqueue, delivery, body)
+            try:
+                fresh = await run_in_threadpool(enqueue, delivery, body)
+            except QueueUnavailable as error:  # not stored: GitHub records a failed delivery, redelivered later
+                log.error("could not queue %s, answered 503: %s", delivery.describe(), error)
+                return answer(503, {"delivery": delivery_id, "error": QUEUE_DOWN}, label, started)
             outcome = "queued" if fresh else Outcome.DUPLICATE
             return answer(202, {"delivery": delivery_id, "outcome": outcome}, label, started)
         if delivery_id in recent:
@@ -209,10 +258,12 @@ def create_app(
     mount(app, settings)
 
     @app.get("/healthz")
-    async def healthz() -> dict[str, str | int]:
-        waiting = (await run_in_threadpool(deliveries.counts))[QueueState.WAITING]
+    async def healthz() -> Response:
         backend = str(getattr(deliveries, "backend", type(deliveries).__name__))
-        return {"status": "ok", "queue": backend, "waiting": waiting}
+        count = await run_in_threadpool(waiting, deliveries)
+        if count is None:  # deliveries are answered 503 meanwhile: the balancer may send them elsewhere
+            return JSONResponse({"status": "error", "queue": backend, "error": QUEUE_DOWN}, status_code=503)
+        return JSONResponse({"status": "ok", "queue": backend, "waiting": count})
 
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:

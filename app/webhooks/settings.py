@@ -16,7 +16,8 @@
   (the worker died); 120 by default, longer than any handler.
 - ``INTERLOCK_REDIS_URL`` (optional): a Redis that every replica of the service shares (``redis://``,
   ``rediss://`` or ``unix://``): the content-creating quota and GitHub's pauses are counted there, once for all
-  replicas. Unset: one process, everything in memory.
+  replicas. Unset: one process, everything in memory. The delivery queue is there too, shared by the replicas
+  (``app/webhooks/redis_queue.py``); a replica that finds Redis unreachable at start queues in its data folder.
 - ``INTERLOCK_REPLICAS``: how many replicas run; 1 by default. While Redis cannot be reached, each replica
   keeps to its share of the quota (80 ÷ replicas a minute) so that together they stay within GitHub's limit.
 - the web board's OAuth client and session secret (optional): ``app/webhooks/board_settings.py``.

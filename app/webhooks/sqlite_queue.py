@@ -132,7 +132,7 @@ class SqliteDeliveryQueue:
 
         def work(db: sqlite3.Connection, now: float) -> int:
             rows = db.execute("SELECT delivery_id, consumer FROM deliveries WHERE state = 'leased'").fetchall()
-            dead = [delivery_id for delivery_id, consumer in rows if _dead_here(str(consumer), host)]
+            dead = [delivery_id for delivery_id, consumer in rows if dead_here(str(consumer), host)]
             for delivery_id in dead:
                 db.execute("UPDATE deliveries SET lease_until = 0 WHERE delivery_id = ?", (delivery_id,))
             return len(dead)
@@ -208,7 +208,7 @@ class SqliteDeliveryQueue:
         return {state: found.get(state, 0) for state in QueueState}
 
 
-def _dead_here(consumer: str, host: str) -> bool:
+def dead_here(consumer: str, host: str) -> bool:
     name, _, rest = consumer.partition(":")
     pid = rest.partition(":")[0]
     if name != host or not pid.isdigit() or int(pid) == os.getpid():

@@ -8,7 +8,8 @@ handler) is what hands a delivery to another worker if this one died.
 A refusal (``MalformedDelivery``, ``ConfigInvalid``, ``StateFileUnreadable``) fails the delivery at once with the
 same redacted detail the service used to answer 400/422 with: no retry could help; a person fixes the cause and
 redelivers. Any other exception is retried with exponential back-off, up to ``INTERLOCK_DELIVERY_ATTEMPTS``
-takes, then fails.
+takes, then fails. A queue that cannot be reached (Redis down) stops no worker: a take waits for it, and a
+delivery whose end could not be recorded is taken again once its lease lapses.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from app.redact import Redactor
 from app.store.github import StateFileUnreadable
 from app.store.journal import STATE_BRANCH
 from app.webhooks.delivery import Delivery, MalformedDelivery
-from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery
+from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueUnavailable
 from app.webhooks.router import Router
 
 RETRY_BASE_S = 1.0  # the first back-off; doubled on each attempt
@@ -92,6 +93,7 @@ class Workers:
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
         self.lock = threading.Lock()
+        self.down = False  # the queue could not be reached at the last take: logged once until it answers
 
     def start(self) -> None:
         with self.lock:
@@ -117,16 +119,39 @@ class Workers:
 
     def loop(self, consumer: str) -> None:
         while not self.stopping.is_set():
-            try:
-                item = self.queue.take(consumer, self.visibility_s)
-            except Exception:
-                log.exception("the delivery queue could not be read")
-                item = None
+            item = self.next_item(consumer)
             if item is None:
                 self.wake.wait(IDLE_WAIT_S)
                 self.wake.clear()
                 continue
-            self.apply(item)
+            try:
+                self.apply(item)
+            except QueueUnavailable as exc:  # the thread lives on; the lease not ended lapses
+                log.warning(
+                    "the end of %s could not be recorded (%s): it is applied again once its lease lapses, which"
+                    " the run journal, keyed by its delivery id, makes change nothing",
+                    escaped(item.delivery_id),
+                    exc,
+                )
+
+    def next_item(self, consumer: str) -> QueuedDelivery | None:
+        """The next delivery to apply, or None; a queue that cannot be reached is logged once, not each poll."""
+        try:
+            item = self.queue.take(consumer, self.visibility_s)
+        except QueueUnavailable as exc:
+            with self.lock:
+                if not self.down:
+                    self.down = True
+                    log.warning("the delivery queue is unreachable (%s): the workers wait for it", exc)
+            return None
+        except Exception:
+            log.exception("the delivery queue could not be read")
+            return None
+        with self.lock:
+            if self.down:
+                self.down = False
+                log.warning("the delivery queue answers again: the workers apply deliveries")
+        return item
 
     def apply(self, item: QueuedDelivery) -> None:
         try:

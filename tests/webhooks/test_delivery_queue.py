@@ -1,19 +1,23 @@
 """The delivery queue's contract (``app/webhooks/delivery_queue.py``), one suite for every backend (SPEC GH8).
 
-Each test runs on every backend in ``BACKENDS``: adding one (Redis Streams) is one line there. Time is
-injected (a ``clock``), so leases lapse and back-offs end without sleeping.
+Each test runs on every backend in ``BACKENDS``: the embedded SQLite file and Redis (a real redis-server, from
+``tests/redis_server.py``; each test has its own key prefix). Time is injected (a ``clock``), so leases lapse and
+back-offs end without sleeping. The Redis-specific tests across processes are in ``test_redis_queue.py``.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import redis
 
 from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.redis_queue import RedisDeliveryQueue
+from app.webhooks.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 
 
 class Clock:
@@ -27,16 +31,29 @@ class Clock:
         self.now += seconds
 
 
-Factory = Callable[[Path, Clock], DeliveryQueue]
+# A backend: from the test's request (for the fixtures a backend needs), its tmp folder, the clock, and how long
+# applied records are kept.
+Factory = Callable[[pytest.FixtureRequest, Path, Clock, float], DeliveryQueue]
 
-BACKENDS: dict[str, Factory] = {
-    "sqlite": lambda folder, clock: SqliteDeliveryQueue(folder / "queue.sqlite3", clock=clock),
-}
+
+def sqlite_queue(request: pytest.FixtureRequest, folder: Path, clock: Clock, keep: float) -> DeliveryQueue:
+    return SqliteDeliveryQueue(folder / "queue.sqlite3", clock=clock, keep_applied_s=keep)
+
+
+def redis_queue(request: pytest.FixtureRequest, folder: Path, clock: Clock, keep: float) -> DeliveryQueue:
+    client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
+    return RedisDeliveryQueue(client, prefix=f"test:{uuid.uuid4().hex}", clock=clock, keep_applied_s=keep)
+
+
+BACKENDS: dict[str, Factory] = {"sqlite": sqlite_queue, "redis": redis_queue}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest) -> Factory:
-    return BACKENDS[request.param]
+def backend(request: pytest.FixtureRequest) -> Callable[..., DeliveryQueue]:
+    factory = BACKENDS[request.param]
+    tmp_path: Path = request.getfixturevalue("tmp_path")
+    clock: Clock = request.getfixturevalue("clock")
+    return lambda keep_applied_s=KEEP_APPLIED_S: factory(request, tmp_path, clock, keep_applied_s)
 
 
 @pytest.fixture
@@ -45,8 +62,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def queue(backend: Factory, tmp_path: Path, clock: Clock) -> DeliveryQueue:
-    return backend(tmp_path, clock)
+def queue(backend: Callable[..., DeliveryQueue]) -> DeliveryQueue:
+    return backend()
 
 
 def item(delivery_id: str, key: str = "o/r") -> QueuedDelivery:
@@ -158,9 +175,9 @@ def test_counts_and_record(queue: DeliveryQueue) -> None:
     assert record is not None and (record.event, record.key, record.attempts) == ("issues", "o/a", 0)
 
 
-def test_applied_records_are_pruned_after_a_while(tmp_path: Path, clock: Clock) -> None:
-    # the SQLite file stays small: applied rows older than keep_applied_s go as new ones are applied
-    queue = SqliteDeliveryQueue(tmp_path / "q.sqlite3", clock=clock, keep_applied_s=100)
+def test_applied_records_are_pruned_after_a_while(backend: Callable[..., DeliveryQueue], clock: Clock) -> None:
+    # the SQLite file and Redis stay small: applied records older than keep_applied_s go as new ones are applied
+    queue = backend(keep_applied_s=100)
     queue.put(item("old"))
     queue.take("w", 60)
     queue.done("old", "handled")
@@ -170,6 +187,7 @@ def test_applied_records_are_pruned_after_a_while(tmp_path: Path, clock: Clock) 
     queue.done("new", "handled")
     assert queue.record("old") is None
     assert queue.record("new") is not None
+    assert queue.counts()[QueueState.APPLIED] == 1
 
 
 def _work(path: str, applied: multiprocessing.Queue[str], consumer: str) -> None:

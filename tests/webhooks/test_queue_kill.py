@@ -1,9 +1,13 @@
 """kill -9 of a real service process loses no delivery it acknowledged (SPEC GH8, issue 27).
 
-A service answers 202 once a delivery is in its SQLite queue; killed with SIGKILL while deliveries wait and
+SQLite: a service answers 202 once a delivery is in its SQLite queue; killed with SIGKILL while deliveries wait and
 run, it is started again on the same data folder and applies every one of them. A delivery whose handler had
 finished but whose end was not yet recorded when the kill landed is applied again — at most one per worker — which
 is why the run journal, keyed by the same delivery ids, stays the last word on doubles.
+
+Redis: two service processes take from one Redis queue; one is killed mid-run and not restarted. The other takes
+the killed one's leased deliveries once their lease lapsed (``INTERLOCK_VISIBILITY_S``), and every delivery is in
+the journal exactly once, in its repository's order.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from pathlib import Path
 
 import httpx
 
+from app.webhooks.delivery_queue import QueueState
+from app.webhooks.redis_queue import RedisDeliveryQueue
 from tests.helpers import ROOT
 from tests.webhooks.conftest import SECRET, pem_key, signed
 
 DELIVERIES = 40
+REDIS_DELIVERIES = 90  # over 3 repositories: 50 ms each, at most 3 at once, so the kill lands mid-run
 WORKERS = 2
 SETTLE_S = 60.0  # only keeps a broken test from hanging
 
@@ -33,8 +40,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(port: int, applied: Path, data: Path, logs: Path) -> subprocess.Popen[bytes]:
-    env = {
+def launch(
+    port: int, applied: Path, data: Path, logs: Path, env: dict[str, str] | None = None, journal: Path | None = None
+) -> subprocess.Popen[bytes]:
+    full_env = {
         **os.environ,
         "GITHUB_APP_ID": "1",
         "GITHUB_APP_PRIVATE_KEY": pem_key(),
@@ -42,9 +51,14 @@ def start(port: int, applied: Path, data: Path, logs: Path) -> subprocess.Popen[
         "INTERLOCK_DATA_DIR": str(data),
         "INTERLOCK_WORKERS": str(WORKERS),
         "PYTHONPATH": str(ROOT),
+        **(env or {}),
     }
     argv = [sys.executable, "-m", "tests.webhooks.slow_service", str(port), str(applied)]
-    process = subprocess.Popen(argv, env=env, stdout=logs.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT)
+    argv += [str(journal)] if journal is not None else []
+    return subprocess.Popen(argv, env=full_env, stdout=logs.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def healthy(process: subprocess.Popen[bytes], port: int, logs: Path) -> subprocess.Popen[bytes]:
     give_up = time.monotonic() + SETTLE_S
     while time.monotonic() < give_up:
         try:
@@ -54,6 +68,14 @@ def start(port: int, applied: Path, data: Path, logs: Path) -> subprocess.Popen[
             time.sleep(0.05)
     process.kill()
     raise AssertionError("the service did not start: " + logs.read_text())
+
+
+def start(port: int, applied: Path, data: Path, logs: Path) -> subprocess.Popen[bytes]:
+    return healthy(launch(port, applied, data, logs), port, logs)
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
 
 
 def test_a_killed_service_applies_every_acknowledged_delivery_after_its_restart(tmp_path: Path) -> None:
@@ -82,3 +104,64 @@ def test_a_killed_service_applies_every_acknowledged_delivery_after_its_restart(
     finally:
         process.kill()
         process.wait(timeout=10)
+
+
+def post(port: int, delivery: str, repository: str) -> None:
+    payload = {"action": "labeled", "repository": {"full_name": repository}}
+    body, headers = signed("issues", payload, delivery=delivery)
+    answer = httpx.post(f"http://127.0.0.1:{port}/api/github/webhooks", content=body, headers=headers)
+    assert answer.status_code == 202 and answer.json()["outcome"] == "queued", answer.text
+
+
+def kill_holding_a_lease(process: subprocess.Popen[bytes], queue: RedisDeliveryQueue, journal: Path) -> None:
+    """SIGKILL ``process`` once it has applied a few deliveries and holds a lease (it is mid-run)."""
+    mine = f"{socket.gethostname()}:{process.pid}:".encode()
+    client = queue.client
+    give_up = time.monotonic() + SETTLE_S
+    while True:
+        assert time.monotonic() < give_up, "the first service never held a lease"
+        leased = client.smembers(f"{queue.prefix}:s:leased")
+        holders = [client.hget(f"{queue.prefix}:d:{raw.decode()}", "consumer") or b"" for raw in leased]
+        if len(lines(journal)) >= 8 and any(holder.startswith(mine) for holder in holders):
+            break
+        time.sleep(0.005)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def test_two_services_on_one_redis_queue_apply_each_delivery_once_when_one_is_killed(
+    tmp_path: Path, redis_url: str
+) -> None:
+    # SPEC GH8: any replica takes any delivery; one killed mid-delivery loses nothing, the other takes over its
+    # leases after the visibility timeout; each delivery is applied once, a repository's in order, none stuck
+    applied, journal, logs = tmp_path / "applied.txt", tmp_path / "journal.txt", tmp_path / "service.log"
+    env = {"INTERLOCK_REDIS_URL": redis_url, "INTERLOCK_VISIBILITY_S": "2"}
+    ports = [free_port(), free_port()]
+    launched = [launch(port, applied, tmp_path / f"data-{n}", logs, env, journal) for n, port in enumerate(ports)]
+    first, second = (healthy(process, port, logs) for process, port in zip(launched, ports, strict=True))
+    queue = RedisDeliveryQueue.from_url(redis_url)
+    sent = [(f"redis-kill-{n}", f"octo/repo-{n % 3}") for n in range(REDIS_DELIVERIES)]
+    try:
+        for n, (delivery, repository) in enumerate(sent):
+            post(ports[n % 2], delivery, repository)
+        kill_holding_a_lease(first, queue, journal)
+        give_up = time.monotonic() + SETTLE_S
+        while queue.counts()[QueueState.APPLIED] < len(sent):
+            assert time.monotonic() < give_up, f"not every delivery was applied: {queue.counts()}"
+            time.sleep(0.05)
+        entries = [line.split() for line in lines(journal)]
+        assert Counter(delivery for delivery, _ in entries) == Counter(delivery for delivery, _ in sent)  # once each
+        for repository in {repository for _, repository in sent}:
+            ordered = [delivery for delivery, _ in entries if (delivery, repository) in sent]
+            assert ordered == [delivery for delivery, r in sent if r == repository]
+        assert {int(pid) for _, pid in entries} == {first.pid, second.pid}  # both applied, the survivor the rest
+        runs = Counter(lines(applied))
+        assert set(runs) == {delivery for delivery, _ in sent}
+        assert sum(n - 1 for n in runs.values()) <= WORKERS  # a handler run again only where the kill cut it short
+        taken_over = [d for d, _ in sent if (record := queue.record(d)) is not None and record.attempts > 1]
+        assert taken_over, "the kill landed while the first service held no lease"
+        assert queue.counts() == {**dict.fromkeys(QueueState, 0), QueueState.APPLIED: len(sent)}  # none stuck
+    finally:
+        for process in (first, second):
+            process.kill()
+            process.wait(timeout=10)
