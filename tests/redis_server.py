@@ -20,13 +20,11 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A redis-server on a free port in a tmp dir, persisting nothing; its URL; stopped after the module."""
+def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server on a free port in ``workdir``, persisting nothing, and its URL, once it takes connections."""
     if not Path(REDIS_SERVER).exists():
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
     port = _free_port()
-    workdir = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen(
         [
             REDIS_SERVER,
@@ -50,8 +48,19 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             break
         except OSError:
             time.sleep(0.05)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def stop_redis(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server for the module's tests; its URL; stopped after the module."""
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
     try:
-        yield f"redis://127.0.0.1:{port}/0"
+        yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_redis(proc)

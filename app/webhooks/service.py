@@ -91,7 +91,8 @@ def github_router(settings: ServiceSettings) -> Router:
     from app.graphset import library_dirs
     from app.webhooks.handlers import service_router
 
-    return service_router(GitHubApp(settings.app_identity()), library_dirs(), settings.app_slug)
+    app = GitHubApp(settings.app_identity(), redis_url=settings.redis_url, replicas=settings.replicas)
+    return service_router(app, library_dirs(), settings.app_slug)
 
 
 def default_queue(settings: ServiceSettings) -> DeliveryQueue:
@@ -212,7 +213,8 @@ def create_app(
     async def healthz() -> dict[str, str | int]:
         waiting = (await run_in_threadpool(deliveries.counts))[QueueState.WAITING]
         backend = str(getattr(deliveries, "backend", type(deliveries).__name__))
-        return {"status": "ok", "queue": backend, "waiting": waiting}
+        limiter = routes.limiter_status()  # "in-process", "redis", or the fallback while Redis is unreachable
+        return {"status": "ok", "queue": backend, "waiting": waiting, "limiter": limiter}
 
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:
