@@ -56,6 +56,20 @@ def redis_available() -> None:
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
 
 
+def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server on a free port in ``workdir``, persisting nothing, and its URL, once it takes connections."""
+    redis_available()
+    server = RedisServer(workdir)
+    server.start()
+    assert server.proc is not None
+    return server.proc, server.url
+
+
+def stop_redis(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A redis-server on a free port in a tmp dir, persisting nothing; its URL; stopped after the module."""

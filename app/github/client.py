@@ -3,7 +3,9 @@
 githubkit signs the app's JWT (at most 10 minutes) and exchanges it for installation tokens (1 hour),
 caching each until shortly before it expires; every client gets its own cache. Its retry chain waits on
 rate limits (honouring ``retry-after``) only as long as a delivery may wait, and on 5xx answers; each
-installation sends at most 80 content-creating requests a minute (``app/github/throttle.py``). Responses are read as
+installation sends at most 80 content-creating requests a minute and 500 an hour (``app/github/throttle.py``),
+counted in this process, or in Redis for every replica when the service has one (``app/github/shared_limiter.py``);
+a secondary-limit answer pauses the installation's limiter. Responses are read as
 plain JSON, leniently: a field GitHub added or dropped never fails a call that does not use it.
 Every request is counted, so the calls a transition costs can be measured.
 https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app
@@ -28,10 +30,9 @@ from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
 from app.github.snapshot import Snapshot, read_snapshot
-from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler, whole_seconds
+from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler, Limiter, whole_seconds
 from app.redact import Redactor
 
-RETRIES = RetryChainDecision(BoundedRateLimitRetry(), RetryServerError(max_retry=3))
 RAW = {"accept": "application/vnd.github.raw+json"}
 
 
@@ -61,26 +62,53 @@ class AppIdentity:
 
 
 class GitHubApp:
-    """The app: makes installation clients, and app-level calls such as webhook redelivery."""
+    """The app: makes installation clients, and app-level calls such as webhook redelivery. ``redis_url``: the
+    Redis every replica shares (the service's ``INTERLOCK_REDIS_URL``), where each installation's quota is
+    counted; ``replicas``: how many there are, whose share of the quota each keeps while Redis is unreachable."""
 
-    def __init__(self, identity: AppIdentity, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        identity: AppIdentity,
+        transport: httpx.BaseTransport | None = None,
+        redis_url: str | None = None,
+        replicas: int = 1,
+    ) -> None:
         self.identity = identity
         self.transport = transport
         self.cache = MemCacheStrategy()
         self.calls: Counter[str] = Counter()
-        self.limiters: dict[str, ContentLimiter] = {}  # installation id (or "app") -> its content-creating window
-        self.new_limiter: Callable[[], ContentLimiter] = ContentLimiter  # tests give one a clock of their own
+        self.limiters: dict[str, Limiter] = {}  # installation id (or "app") -> its content-creating windows
+        self.new_limiter: Callable[[str], Limiter] = lambda _who: ContentLimiter()  # tests give a clock of their own
+        if redis_url is not None:
+            self.new_limiter = shared_limiters(redis_url, replicas)
         secrets = [identity.private_key, *identity.secrets]
         self.redactor = Redactor(extra=[s for s in secrets if s])
 
+    def limiter(self, who: str) -> Limiter:
+        """The installation's limiter (``who``: its id, or ``usage.APP``), made on first use."""
+        found = self.limiters.get(who)
+        if found is None:
+            found = self.limiters.setdefault(who, self.new_limiter(who))
+        return found
+
+    def limiter_status(self) -> str:
+        """Which limiter is in use, for ``/healthz``: ``in-process``, ``redis``, or the fallback while Redis is
+        unreachable (any installation's says so: they share one view of Redis)."""
+        if not self.limiters:
+            return self.new_limiter(usage.APP).status()
+        shown = [limiter.status() for limiter in list(self.limiters.values())]
+        return next((status for status in shown if status.startswith("in-process (")), shown[0])
+
     def _github(self, auth: Any, who: str = usage.APP) -> GitHub[Any]:
+        limiter = self.limiter(who)
+        retries = RetryChainDecision(BoundedRateLimitRetry(pause=limiter.pause), RetryServerError(max_retry=3))
         return GitHub(
             auth,
             base_url=self.identity.api_url,
             cache_strategy=self.cache,
             transport=self.transport,
-            auto_retry=RETRIES,
-            throttler=ContentThrottler(self.limiters.get(who) or self.limiters.setdefault(who, self.new_limiter())),
+            auto_retry=retries,
+            throttler=ContentThrottler(limiter),
             http_cache=False,
             event_hooks={"request": [self._count], "response": [whole_seconds, usage.hook(who)]},  # usage: SPEC W6
         )
@@ -357,6 +385,15 @@ class Installation:
     def snapshot(self, repo: str, branch: str, paths: list[str], heads: tuple[str, ...] = ()) -> Snapshot | None:
         """The branch's head, tree and ``paths`` at that commit, in one GraphQL call (``app/github/snapshot.py``)."""
         return read_snapshot(self, repo, branch, paths, heads)
+
+
+def shared_limiters(redis_url: str, replicas: int) -> Callable[[str], Limiter]:
+    """A maker of Redis-shared limiters keyed by installation, all on one client (one connection pool) and one
+    view of whether Redis answers. Imported here, not at the top: a core install has no ``redis`` package."""
+    from app.github.shared_limiter import RedisContentLimiter, RedisLink
+
+    link = RedisLink.from_url(redis_url, replicas)
+    return lambda who: RedisContentLimiter(link.client, who, replicas=replicas, link=link)
 
 
 def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:

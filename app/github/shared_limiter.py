@@ -21,12 +21,57 @@ import uuid
 from collections.abc import Callable
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
-from app.github.throttle import CONTENT_PER_MINUTE, MAX_WAIT_S, ContentLimiter, ContentQuotaFull
+from app.github.throttle import CONTENT_PER_HOUR, CONTENT_PER_MINUTE, MAX_WAIT_S, ContentLimiter, ContentQuotaFull
 
-CONTENT_PER_HOUR = 500
 RETRY_S = 5.0  # how long a replica limits in-process before it asks an unreachable Redis again
+TIMEOUT_S = 0.5  # a Redis that answers slower than this is taken as unreachable: a delivery never waits on it
 log = logging.getLogger("interlock.limiter")
+REDIS_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+
+
+class RedisLink:
+    """One process's view of whether its Redis answers, shared by the limiters of every installation, so that a
+    Redis going down is one log line (and one back again), not one per installation."""
+
+    def __init__(self, client: redis.Redis, replicas: int = 1) -> None:
+        self.client, self.replicas = client, replicas
+        self.down = False
+        self.retry_at = 0.0
+        self.lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, replicas: int = 1) -> RedisLink:
+        """One client (one connection pool) for the whole process, with short timeouts."""
+        client = redis.Redis.from_url(  # one retry at once: a pooled connection a restarted Redis dropped
+            url, socket_connect_timeout=TIMEOUT_S, socket_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 1)
+        )
+        return cls(client, replicas)
+
+    def skipped(self) -> bool:
+        """Whether Redis is taken as down for now (not asked again before ``RETRY_S``)."""
+        return self.down and time.monotonic() < self.retry_at
+
+    def fell_back(self, error: Exception, per_minute: int) -> None:
+        with self.lock:
+            self.retry_at = time.monotonic() + RETRY_S
+            if not self.down:
+                self.down = True
+                log.warning(
+                    "redis unreachable (%s): limiting in-process at %d/min (quota / %d replicas)",
+                    type(error).__name__,
+                    per_minute,
+                    self.replicas,
+                )
+
+    def back(self) -> None:
+        with self.lock:
+            if self.down:
+                self.down = False
+                log.warning("redis reachable again: the content limit is shared by every replica")
+
 
 # KEYS: minute zset, hour zset, pause key. ARGV: now ms, member, per minute, per hour.
 # Returns 0 when the place is taken, else the milliseconds to wait before asking again.
@@ -57,81 +102,72 @@ return 0
 class RedisContentLimiter:
     """``ContentLimiter``'s interface (``acquire``, ``ContentQuotaFull`` past ``max_wait_s``) for one
     installation, shared through Redis; ``pause(seconds)`` records GitHub's back-off for every replica. The
-    server's clock (``TIME``) is used, so replicas with skewed clocks still share one window."""
+    server's clock (``TIME``) is used, so replicas with skewed clocks still share one window. ``link``: the
+    process's shared view of Redis (one is made for ``client`` when none is given)."""
 
     def __init__(
         self,
         client: redis.Redis,
-        installation_id: int,
+        installation_id: int | str,
         replicas: int = 1,
         prefix: str = "interlock",
         max_wait_s: float = MAX_WAIT_S,
         sleep: Callable[[float], None] = time.sleep,
+        per_minute: int = CONTENT_PER_MINUTE,
+        per_hour: int = CONTENT_PER_HOUR,
+        link: RedisLink | None = None,
     ) -> None:
         self.client, self.max_wait_s, self.sleep = client, max_wait_s, sleep
+        self.per_minute, self.per_hour = per_minute, per_hour
         base = f"{prefix}:limit:{installation_id}"
         self.keys = [f"{base}:minute", f"{base}:hour", f"{base}:pause"]
         self.script = client.register_script(_TAKE)
-        self.fallback = ContentLimiter(per_minute=max(CONTENT_PER_MINUTE // replicas, 1), max_wait_s=max_wait_s)
-        self.replicas = replicas
-        self.down = False
-        self.retry_at = 0.0
-        self.lock = threading.Lock()
+        self.fallback = ContentLimiter(
+            per_minute=max(per_minute // replicas, 1), max_wait_s=max_wait_s, per_hour=max(per_hour // replicas, 1)
+        )
+        self.link = link or RedisLink(client, replicas)
 
     def acquire(self) -> None:
         began = time.monotonic()
         while True:
-            if self.down and time.monotonic() < self.retry_at:
+            if self.link.skipped():
                 self.fallback.acquire()  # Redis is not asked again before RETRY_S: a dead server costs no delay
                 return
             try:
                 wait_ms = self._take()
-            except (redis.ConnectionError, redis.TimeoutError) as error:
-                self._fell_back(error)
+            except REDIS_ERRORS as error:
+                self.link.fell_back(error, self.fallback.per_minute)
                 self.fallback.acquire()
                 return
-            self._back()
+            self.link.back()
             if wait_ms == 0:
                 return
             wait = wait_ms / 1000
             if wait > self.max_wait_s - (time.monotonic() - began):
-                raise ContentQuotaFull(wait)
+                raise ContentQuotaFull(wait, "the installation's shared quota is full, or GitHub asked to wait")
             self.sleep(wait)
 
     def pause(self, seconds: float) -> None:
-        """Every replica waits ``seconds`` before its next content-creating request to this installation."""
+        """Every replica waits ``seconds`` before its next content-creating request to this installation; with
+        Redis unreachable, this replica at least."""
         if seconds <= 0:
+            return
+        self.fallback.pause(seconds)
+        if self.link.skipped():
             return
         try:
             self.client.set(self.keys[2], "1", px=max(int(seconds * 1000), 1))
-        except (redis.ConnectionError, redis.TimeoutError) as error:
-            self._fell_back(error)
+        except REDIS_ERRORS as error:
+            self.link.fell_back(error, self.fallback.per_minute)
 
     def status(self) -> str:
         """What ``/healthz`` shows: which limiter is in use."""
-        if self.down:
+        if self.link.down:
             return f"in-process (redis unreachable): {self.fallback.per_minute}/min"
         return "redis"
 
     def _take(self) -> int:
         seconds, micros = self.client.time()
         now_ms = int(seconds) * 1000 + int(micros) // 1000
-        return int(self.script(keys=self.keys, args=[now_ms, uuid.uuid4().hex, CONTENT_PER_MINUTE, CONTENT_PER_HOUR]))
-
-    def _fell_back(self, error: Exception) -> None:
-        with self.lock:
-            self.retry_at = time.monotonic() + RETRY_S
-            if not self.down:
-                self.down = True
-                log.warning(
-                    "redis unreachable (%s): limiting in-process at %d/min (quota / %d replicas)",
-                    type(error).__name__,
-                    self.fallback.per_minute,
-                    self.replicas,
-                )
-
-    def _back(self) -> None:
-        with self.lock:
-            if self.down:
-                self.down = False
-                log.warning("redis reachable again: the content limit is shared by every replica")
+        args: list[str | int] = [now_ms, uuid.uuid4().hex, self.per_minute, self.per_hour]
+        return int(self.script(keys=self.keys, args=args))

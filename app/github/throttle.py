@@ -7,13 +7,17 @@ https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#
 Two things here, both bounded by ``MAX_WAIT_S`` so that a webhook delivery ends within the service's deadline
 (``app/webhooks/service.py``, 8 s, itself under GitHub's 10 s):
 
-- ``ContentLimiter``: a sliding window per installation — never more than 80 content-creating requests (every REST
-  write and every GraphQL mutation) in any 60 seconds. A request that would be the 81st waits for the oldest to
-  leave the window if that is within the bound, else fails at once with ``ContentQuotaFull``: the delivery fails
-  cleanly (5xx, nothing half-applied) and GitHub's redelivery, or ``interlock redeliver``, carries it out later.
+- ``ContentLimiter``: two sliding windows per installation — never more than 80 content-creating requests (every
+  REST write and every GraphQL mutation) in any 60 seconds, nor 500 in any hour. A request that would be the 81st
+  (or the 501st) waits for the oldest to leave the window if that is within the bound, else fails at once with
+  ``ContentQuotaFull``: the attempt fails cleanly, nothing half-applied, and the delivery queue takes it again
+  after its back-off. ``pause`` holds every request for as long as GitHub asked. One process keeps these in
+  memory; replicas share them in Redis (``app/github/shared_limiter.py``): both are a ``Limiter``.
 - ``BoundedRateLimitRetry``: githubkit's retry decision for a rate-limit answer, retried once when GitHub's wait
   is within the bound, and not at all when it is longer (a primary limit resets within the hour): the call fails
-  as the limiter's does, instead of holding a worker thread for a minute past the delivery's deadline.
+  as the limiter's does, instead of holding a worker thread for a minute past the delivery's deadline. A
+  secondary-limit answer also pauses the installation's limiter, so that no other request (of any replica, with
+  Redis) walks into the same wall: https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#handle-rate-limit-errors-appropriately
 """
 
 from __future__ import annotations
@@ -27,29 +31,42 @@ from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
-from githubkit.exception import GitHubException, RateLimitExceeded
+from githubkit.exception import GitHubException, RateLimitExceeded, SecondaryRateLimitExceeded
 from githubkit.retry import RetryOption
 from githubkit.throttling import BaseThrottler
 
 from app.engine.errors import InterlockError
 
 CONTENT_PER_MINUTE = 80  # GitHub's secondary limit on content-creating requests, per App installation
+CONTENT_PER_HOUR = 500  # and its hourly one
 WINDOW_S = 60.0
+HOUR_S = 3600.0
 MAX_WAIT_S = 5.0  # the longest a request waits for a limit: under the service's 8 s delivery deadline
 
 
 class ContentQuotaFull(InterlockError):
     """A content-creating request would exceed the minute's quota for longer than a delivery may wait."""
 
-    def __init__(self, wait_s: float) -> None:
+    def __init__(self, wait_s: float, why: str = "") -> None:
         self.wait_s = wait_s
+        why = why or f"{CONTENT_PER_MINUTE} content-creating requests were sent to GitHub in the last minute"
         super().__init__(
-            f"{CONTENT_PER_MINUTE} content-creating requests were sent to GitHub in the last minute; the next may go "
-            f"in {wait_s:.1f}s, longer than a delivery waits ({MAX_WAIT_S:g}s): redeliver it"
+            f"{why}; the next may go in {wait_s:.1f}s, longer than a delivery waits ({MAX_WAIT_S:g}s): redeliver it"
         )
+
+
+class Limiter(Protocol):
+    """What a client's throttler needs of an installation's limiter: in memory (``ContentLimiter``) or shared by
+    every replica in Redis (``app/github/shared_limiter.py``)."""
+
+    def acquire(self) -> None: ...
+
+    def pause(self, seconds: float) -> None: ...
+
+    def status(self) -> str: ...
 
 
 def creates_content(request: httpx.Request) -> bool:
@@ -67,8 +84,8 @@ def creates_content(request: httpx.Request) -> bool:
 
 
 class ContentLimiter:
-    """At most ``per_minute`` content-creating requests in any ``WINDOW_S`` seconds, for one installation. The
-    clock and the sleep are injectable so that tests need not wait."""
+    """At most ``per_minute`` content-creating requests in any ``WINDOW_S`` seconds and ``per_hour`` in any
+    ``HOUR_S``, for one installation. The clock and the sleep are injectable so that tests need not wait."""
 
     def __init__(
         self,
@@ -76,34 +93,59 @@ class ContentLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         max_wait_s: float = MAX_WAIT_S,
+        per_hour: int = CONTENT_PER_HOUR,
     ) -> None:
-        self.per_minute = per_minute
+        self.per_minute, self.per_hour = per_minute, per_hour
         self.clock, self.sleep = clock, sleep
         self.max_wait_s = max_wait_s
-        self.sent: deque[float] = deque()
+        self.sent: deque[float] = deque()  # the last minute's
+        self.hour: deque[float] = deque()  # the last hour's
+        self.paused_until = float("-inf")
         self.lock = threading.Lock()
 
     def acquire(self) -> None:
-        """Take a place in the window, waiting up to ``max_wait_s`` in all for one (the wait for the lock, behind a
-        request that sleeps for its own place, included); ``ContentQuotaFull`` otherwise."""
+        """Take a place in both windows, waiting up to ``max_wait_s`` in all for one (the wait for the lock, behind
+        a request that sleeps for its own place, included); ``ContentQuotaFull`` otherwise."""
         began = time.monotonic()
         if not self.lock.acquire(timeout=self.max_wait_s):
             raise ContentQuotaFull(self.max_wait_s)
         try:
             now = self._drop_old(self.clock())
-            if len(self.sent) >= self.per_minute:
-                wait = self.sent[0] + WINDOW_S - now
+            wait, why = self._wait(now)
+            if wait > 0:
                 if wait > self.max_wait_s - (time.monotonic() - began):
-                    raise ContentQuotaFull(wait)
+                    raise ContentQuotaFull(wait, why)
                 self.sleep(wait)
-                now = self._drop_old(max(self.clock(), self.sent[0] + WINDOW_S))
+                now = self._drop_old(max(self.clock(), now + wait))
             self.sent.append(now)
+            self.hour.append(now)
         finally:
             self.lock.release()
+
+    def pause(self, seconds: float) -> None:
+        """No content-creating request for ``seconds``: GitHub asked this installation to wait."""
+        with self.lock:
+            self.paused_until = max(self.paused_until, self.clock() + seconds)
+
+    def status(self) -> str:
+        return "in-process"
+
+    def _wait(self, now: float) -> tuple[float, str]:
+        """How long until a place is free, and why (``""``: the minute's window)."""
+        waits = [(0.0, "")]
+        if len(self.sent) >= self.per_minute:
+            waits.append((self.sent[0] + WINDOW_S - now, ""))
+        if len(self.hour) >= self.per_hour:
+            waits.append((self.hour[0] + HOUR_S - now, f"{self.per_hour} content-creating requests in the last hour"))
+        if self.paused_until > now:
+            waits.append((self.paused_until - now, "GitHub asked to wait (a secondary rate limit)"))
+        return max(waits, key=lambda wait: wait[0])
 
     def _drop_old(self, now: float) -> float:
         while self.sent and self.sent[0] <= now - WINDOW_S:
             self.sent.popleft()
+        while self.hour and self.hour[0] <= now - HOUR_S:
+            self.hour.popleft()
         return now
 
 
@@ -111,7 +153,7 @@ class ContentThrottler(BaseThrottler):
     """githubkit's throttling hook: every content-creating request of a client takes its place in the
     installation's ``ContentLimiter`` before it is sent."""
 
-    def __init__(self, limiter: ContentLimiter) -> None:
+    def __init__(self, limiter: Limiter) -> None:
         self.limiter = limiter
 
     @contextmanager
@@ -128,16 +170,25 @@ class ContentThrottler(BaseThrottler):
 
 
 class BoundedRateLimitRetry:
-    """Retry a rate-limited request once, when GitHub's ``retry-after`` (or its reset) is at most ``max_wait_s``."""
+    """Retry a rate-limited request once, when GitHub's ``retry-after`` (or its reset) is at most ``max_wait_s``.
+    A secondary limit (githubkit's reading of GitHub's answer: a ``retry-after``, or the "secondary rate limit"
+    message) is also told to ``pause``: the installation's limiter, so every request to it waits that long."""
 
-    def __init__(self, max_wait_s: float = MAX_WAIT_S, max_retry: int = 1) -> None:
+    def __init__(
+        self, max_wait_s: float = MAX_WAIT_S, max_retry: int = 1, pause: Callable[[float], None] | None = None
+    ) -> None:
         self.max_wait_s = max_wait_s
         self.max_retry = max_retry
+        self.pause = pause
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        if retry_count >= self.max_retry or not isinstance(exc, RateLimitExceeded):
+        if not isinstance(exc, RateLimitExceeded):
             return RetryOption(False)
         wait = exc.retry_after if exc.retry_after is not None else timedelta(seconds=WINDOW_S)
+        if isinstance(exc, SecondaryRateLimitExceeded) and self.pause is not None:
+            self.pause(wait.total_seconds())
+        if retry_count >= self.max_retry:
+            return RetryOption(False)
         if wait.total_seconds() > self.max_wait_s:
             return RetryOption(False)  # the call fails now; the delivery's redelivery tries again later
         # githubkit sleeps 60 s for a zero wait (it tests the timedelta's truth) and fails on a negative one: a

@@ -60,6 +60,7 @@ class GitHubStore:
         board: bool = False,
         branch_of: Callable[[str], str] | None = None,
         layout: int = CURRENT,
+        watched: tuple[str, ...] = (),
     ) -> None:
         self.api = api
         self.repo = repo
@@ -70,6 +71,10 @@ class GitHubStore:
         self.heads: dict[str, str] = {}  # run id -> the state head its record was read from
         self.branch_of = branch_of  # run id -> its run branch, whose head each load reads too (no call of its own)
         self.run_heads: dict[str, str | None] = {}  # run id -> its run branch's head, as last read with the record
+        # other branches whose heads every load reads too (no call of its own): the default branch, which a cached
+        # configuration is checked against (app/webhooks/shell.py); branch -> its head as last read
+        self.watched = watched
+        self.watched_heads: dict[str, str | None] = {}
         self.repository_id: str | None = None  # the repository's node id, read with every record
         self.before: dict[str, Run] = {}  # run id -> the record as last read: what a transition started from
         # run id -> the version first read, while every version read since is one this store saved (else None):
@@ -86,8 +91,10 @@ class GitHubStore:
         placed = [where for path in also if (where := sharded(path)) is not None]
         paths = [record_path(run_id), layout_path(run_id), *also, *placed, *([BOARD_INDEX_PATH] if self.board else [])]
         branches = (self.branch_of(run_id),) if self.branch_of else ()
-        snapshot = self.api.snapshot(self.repo, self.branch, paths, branches)
+        snapshot = self.api.snapshot(self.repo, self.branch, paths, (*branches, *self.watched))
         record = snapshot.files.get(paths[0]) if snapshot else None
+        if snapshot is not None:  # a run not found yet still tells the watched heads (a start's lookup)
+            self.watched_heads.update({name: snapshot.heads.get(name) for name in self.watched})
         if snapshot is None or record is None:
             raise RunNotFound(run_id, f"{self.branch} of {self.repo}")
         self.heads[run_id] = snapshot.head

@@ -409,4 +409,6 @@ def issue_labels(delivery: Delivery) -> list[str]:
 
 
 def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:
-    return Handlers(app, library).register(default_router(app_slug))
+    router = Handlers(app, library).register(default_router(app_slug))
+    router.limiter_status = app.limiter_status
+    return router

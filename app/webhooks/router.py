@@ -31,6 +31,9 @@ class Router:
         self.inline: set[Handler] = set()
         self.takes_own: set[Handler] = set()
         self.app_slug = app_slug
+        # which content limiter the handlers' GitHub client uses, for /healthz; a router that calls no GitHub
+        # keeps none but its own process's
+        self.limiter_status: Callable[[], str] = lambda: "in-process"
 
     def on(
         self, event: str, action: str | None = None, *, inline: bool = False, own: bool = False

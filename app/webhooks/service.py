@@ -102,7 +102,8 @@ def github_router(settings: ServiceSettings) -> Router:
     from app.graphset import library_dirs
     from app.webhooks.handlers import service_router
 
-    return service_router(GitHubApp(settings.app_identity()), library_dirs(), settings.app_slug)
+    app = GitHubApp(settings.app_identity(), redis_url=settings.redis_url, replicas=settings.replicas)
+    return service_router(app, library_dirs(), settings.app_slug)
 
 
 def default_queue(settings: ServiceSettings) -> DeliveryQueue:
@@ -260,10 +261,12 @@ def create_app(
     @app.get("/healthz")
     async def healthz() -> Response:
         backend = str(getattr(deliveries, "backend", type(deliveries).__name__))
+        limiter = routes.limiter_status()  # "in-process", "redis", or the fallback while Redis is unreachable
         count = await run_in_threadpool(waiting, deliveries)
         if count is None:  # deliveries are answered 503 meanwhile: the balancer may send them elsewhere
-            return JSONResponse({"status": "error", "queue": backend, "error": QUEUE_DOWN}, status_code=503)
-        return JSONResponse({"status": "ok", "queue": backend, "waiting": count})
+            error = {"status": "error", "queue": backend, "error": QUEUE_DOWN, "limiter": limiter}
+            return JSONResponse(error, status_code=503)
+        return JSONResponse({"status": "ok", "queue": backend, "waiting": count, "limiter": limiter})
 
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:

@@ -9,7 +9,6 @@ gates as pull-request reviews, messages as issue comments, the status comment ed
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -48,13 +47,13 @@ from app.webhooks import satellites
 from app.webhooks.check_run import show_check
 from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
+from app.webhooks.kept_config import CONFIG_CACHE as CONFIG_CACHE  # tests forget it as a restart would
+from app.webhooks.kept_config import KeptConfig
 from app.webhooks.pinned_board import publish as publish_board
 from app.webhooks.requests import file_request, follow_request
 from app.webhooks.status_update import needs_comment
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
-CONFIG_TTL_S = 60.0
-CONFIG_CACHE: dict[str, tuple[float, RepoConfig]] = {}
 log = logging.getLogger("interlock.github")
 
 
@@ -72,22 +71,25 @@ class GitHubRuns:
         self.repo = repo
         self.default_branch = default_branch
         self.library = library or []
-        self.store = GitHubStore(self.api, repo, board=True, branch_of=lambda run_id: f"interlock/{run_id}")
+        self.store = GitHubStore(
+            self.api, repo, board=True, branch_of=lambda run_id: f"interlock/{run_id}", watched=(default_branch,)
+        )
         self.driver = RunDriver(self.store, self._order_terms)
-        self._config: RepoConfig | None = None
+        self._kept = KeptConfig(repo, lambda: self.store.watched_heads.get(default_branch))
         self._teams: list[TeamSettings] | None = None
 
     def config(self) -> RepoConfig:
         """The repository's configuration from its default branch, over what it extends (``extends:``), kept
-        for ``CONFIG_TTL_S`` per process."""
-        if self._config is None:
-            cached = CONFIG_CACHE.get(self.repo)
-            if cached is not None and time.monotonic() - cached[0] < CONFIG_TTL_S:
-                self._config = cached[1]
-            else:
-                self._config = load_config(self.api, self.repo, self.default_branch)
-                CONFIG_CACHE[self.repo] = (time.monotonic(), self._config)
-        return self._config
+        between deliveries as ``app/webhooks/kept_config.py`` says."""
+        return self._kept.config(lambda: load_config(self.api, self.repo, self.default_branch))
+
+    def _load(self, run_id: str, also: tuple[str, ...]) -> Run:
+        """The record (``GitHubStore.load``), and what it says of the configuration kept: the default branch's
+        head came with it."""
+        run = self.store.load(run_id, also)
+        if self._kept.check(self.store.watched_heads.get(self.default_branch)):
+            self._teams = None  # settled from a configuration forgotten now
+        return run
 
     def teams(self) -> list[TeamSettings]:
         """The teams, every setting decided, the default first: settled once, not at every order and lookup."""
@@ -211,7 +213,7 @@ class GitHubRuns:
         graph: Graph | None = None,
     ) -> Applied:
         """The transition saved, effects not yet carried out."""
-        return self.driver.apply(run_id, make, graph, files, load=lambda rid: self.store.load(rid, also))
+        return self.driver.apply(run_id, make, graph, files, load=lambda rid: self._load(rid, also))
 
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
         """Carry out the effects in order, then edit the status comment once. A failure stops here: the

@@ -72,7 +72,7 @@ class World:
             replace(settings, api_url="http://github.test/api/v3").app_identity(), transport=self.fake.transport()
         )
         self.clock = VirtualClock()  # the limiter's minutes pass at once, so long flows never wait (issue 16)
-        self.app.new_limiter = lambda: ContentLimiter(clock=self.clock, sleep=self.clock.sleep, max_wait_s=3600.0)
+        self.app.new_limiter = lambda _who: ContentLimiter(clock=self.clock, sleep=self.clock.sleep, max_wait_s=3600.0)
         self.router: Router = Handlers(self.app, [GRAPHS]).register(default_router("interlock-app"))
         self.count = 0
 

@@ -17,6 +17,7 @@ from githubkit.response import Response
 from app.github.client import GitHubApp, GitHubError
 from app.github.commits import MUTATION
 from app.github.throttle import (
+    CONTENT_PER_HOUR,
     CONTENT_PER_MINUTE,
     MAX_WAIT_S,
     BoundedRateLimitRetry,
@@ -57,6 +58,32 @@ def test_the_window_slides_so_no_minute_holds_more_than_80() -> None:
         sent.append(clock.now)
         clock.now += 0.25  # asked 4 times a second: the limiter spaces them out
     assert max(sum(1 for t in sent if start <= t < start + 60) for start in sent) == CONTENT_PER_MINUTE
+
+
+def test_no_hour_holds_more_than_500_even_when_every_minute_holds_fewer_than_80() -> None:
+    # SPEC GH8: GitHub's hourly content quota binds before the minute's (500 < 60 x 80): kept in-process too
+    clock = VirtualClock()
+    limiter = ContentLimiter(clock=clock, sleep=clock.sleep)
+    for _ in range(CONTENT_PER_HOUR):
+        limiter.acquire()
+        clock.now += 1.0  # 60 a minute: the minute's window never fills
+    with pytest.raises(ContentQuotaFull, match="500 content-creating requests in the last hour"):
+        limiter.acquire()  # the oldest leaves the hour in 3,100 s
+    clock.now += 3600.0 - CONTENT_PER_HOUR - 2.0  # 2 s before the oldest leaves the hour
+    limiter.acquire()
+    assert clock.slept == [pytest.approx(2.0)]
+
+
+def test_a_pause_holds_every_content_creating_request_until_it_is_over() -> None:
+    # SPEC GH8: GitHub's back-off (a secondary limit) is the installation's, not only the request's that was told
+    clock = VirtualClock()
+    limiter = ContentLimiter(clock=clock, sleep=clock.sleep)
+    limiter.pause(60.0)
+    with pytest.raises(ContentQuotaFull, match="GitHub asked to wait"):
+        limiter.acquire()
+    clock.now += 57.0
+    limiter.acquire()  # waits the 3 s left
+    assert clock.slept == [pytest.approx(3.0)]
 
 
 def test_the_bound_is_under_the_service_deadline() -> None:
@@ -122,6 +149,11 @@ def test_a_long_retry_after_fails_the_call_at_once_and_a_short_one_is_waited_for
     with pytest.raises(GitHubError, match="403"):
         api.comment(REPO, 1, "x")
     assert fake.calls("POST") == ["POST /repos/octo/app/issues/1/comments"]  # not retried
+    # SPEC GH8: GitHub's back-off holds the installation: the next content-creating request is not even sent
+    with pytest.raises(ContentQuotaFull, match="GitHub asked to wait"):
+        api.comment(REPO, 1, "x again")
+    assert len(fake.calls("POST")) == 1
+    api = app_for(fake, settings).installation(42)
     fake.fail("POST", "/issues/1/comments", 429, headers={"retry-after": "0"})
     api.comment(REPO, 1, "y")  # retried once, after GitHub's (here: no) wait
     assert len(fake.calls("POST")) == 3 and len(fake.comments) == 1
@@ -131,12 +163,16 @@ def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
     text = " ".join((ROOT / "README.md").read_text().split())
     assert (
         "The service never sends more than 80 content-creating requests (REST writes and GraphQL mutations) a minute "
-        "per installation, and waits for GitHub's `retry-after` on a 403 or 429 once: a request that would wait more "
-        "than 5 seconds, for either, fails that attempt cleanly instead of holding a worker, and the queue takes the "
-        "delivery again after its back-off. The count is kept by each service "
-        "process: several replicas of the service behind one App each keep their own, so together they can send more."
+        "per installation, nor 500 an hour, and waits for GitHub's `retry-after` on a 403 or 429 once: a request that "
+        "would wait more than 5 seconds, for either, fails that attempt cleanly instead of holding a worker, and the "
+        "queue takes the delivery again after its back-off. A secondary-limit answer (a 403 or 429 with "
+        '`retry-after`, or GitHub\'s "secondary rate limit" message) also pauses that installation: no '
+        "content-creating request goes to it until GitHub's wait is over. One service process keeps the count and the "
+        "pause in memory; with `INTERLOCK_REDIS_URL` set, they are kept in Redis, so several replicas of the service "
+        "behind one App share one count and one pause, and together never send more"
     ) in text
-    assert (CONTENT_PER_MINUTE, MAX_WAIT_S) == (80, 5.0)
+    # the pause and the shared count: tests/github/test_limiter_wiring.py; the hour: below
+    assert (CONTENT_PER_MINUTE, CONTENT_PER_HOUR, MAX_WAIT_S) == (80, 500, 5.0)
 
 
 @pytest.mark.parametrize(

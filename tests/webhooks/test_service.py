@@ -233,7 +233,7 @@ def test_every_corpus_payload_gets_an_answer_that_is_not_5xx(settings: ServiceSe
 
 def test_health_and_metrics(settings: ServiceSettings) -> None:
     service = client(settings)
-    assert service.get("/healthz").json() == {"status": "ok", "queue": "sqlite", "waiting": 0}
+    assert service.get("/healthz").json() == {"status": "ok", "queue": "sqlite", "waiting": 0, "limiter": "in-process"}
     body, headers = signed("ping", PING)
     service.post(WEBHOOK_PATH, content=body, headers=headers)  # the default router's ping is inline
     service.post(WEBHOOK_PATH, content=body, headers={**headers, "x-hub-signature-256": "sha256=00"})
