@@ -59,7 +59,12 @@ def test_with_a_redis_url_the_queue_is_redis(settings: ServiceSettings, server: 
     applied: list[str] = []
     with service(replace(settings, redis_url=server.url, data_dir=tmp_path / "data"), applied) as client:
         assert isinstance(client.app.state.queue, RedisDeliveryQueue)  # type: ignore[attr-defined]
-        assert client.get("/healthz").json() == {"status": "ok", "queue": "redis", "waiting": 0}
+        assert client.get("/healthz").json() == {
+            "status": "ok",
+            "queue": "redis",
+            "waiting": 0,
+            "limiter": "in-process",
+        }
         record = post_settled(client, *labeled(1))
         assert (record.outcome, applied) == ("handled", ["redis-1"])
     shared = RedisDeliveryQueue.from_url(server.url).record("redis-1")  # what another replica reads
@@ -79,7 +84,12 @@ def test_redis_unreachable_at_start_falls_back_to_the_sqlite_queue(
     assert len(lines) == 1 and "own SQLite file in the data folder" in lines[0]
     with client:
         assert isinstance(client.app.state.queue, SqliteDeliveryQueue)  # type: ignore[attr-defined]
-        assert client.get("/healthz").json() == {"status": "ok", "queue": "sqlite", "waiting": 0}
+        assert client.get("/healthz").json() == {
+            "status": "ok",
+            "queue": "sqlite",
+            "waiting": 0,
+            "limiter": "in-process",
+        }
         record = post_settled(client, *labeled(2))
         assert (record.outcome, applied) == ("handled", ["redis-2"])
     assert (tmp_path / "data" / "queue.sqlite3").exists()
@@ -107,7 +117,12 @@ def test_redis_gone_later_answers_503_and_the_redelivery_is_applied(
         record = post_settled(client, body, headers)  # GitHub's redelivery of the delivery answered 503
         assert record.outcome == "handled"
         assert applied == ["redis-3", "redis-4"]
-        assert client.get("/healthz").json() == {"status": "ok", "queue": "redis", "waiting": 0}
+        assert client.get("/healthz").json() == {
+            "status": "ok",
+            "queue": "redis",
+            "waiting": 0,
+            "limiter": "in-process",
+        }
 
 
 def readme_paragraph(title: str) -> str:

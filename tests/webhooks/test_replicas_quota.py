@@ -25,8 +25,7 @@ import redis
 
 from app.github.throttle import CONTENT_PER_MINUTE, creates_content
 from app.webhooks.delivery_queue import QueueState
-from app.webhooks.service import QUEUE_FILE
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.redis_queue import RedisDeliveryQueue
 from tests.github.fake_github import FakeGitHub
 from tests.github.git_github import Loopback
 from tests.github.test_flows import example
@@ -126,12 +125,11 @@ def test_two_serve_processes_sharing_one_redis_never_pass_80_a_minute(
 
         with ThreadPoolExecutor(8) as pool:
             assert set(pool.map(deliver, range(DELIVERIES))) == {202}
-        queues = [SqliteDeliveryQueue(data / QUEUE_FILE) for data in folders]
+        queue = RedisDeliveryQueue.from_url(redis_url)  # the one queue both replicas take from
         give_up = time.monotonic() + SETTLE_S
         while True:
-            ended = [queue.counts() for queue in queues]
-            done = sum(c[QueueState.APPLIED] + c[QueueState.FAILED] for c in ended)
-            if done == DELIVERIES:
+            ended = queue.counts()
+            if ended[QueueState.APPLIED] + ended[QueueState.FAILED] == DELIVERIES:
                 break
             assert time.monotonic() < give_up, f"deliveries still waiting: {ended}"
             time.sleep(0.2)
@@ -140,7 +138,11 @@ def test_two_serve_processes_sharing_one_redis_never_pass_80_a_minute(
             process.terminate()
         for process in processes:
             process.wait(timeout=15)
-    applied = sum(queue.counts()[QueueState.APPLIED] for queue in queues)
+    applied = queue.counts()[QueueState.APPLIED]
     assert counted.most_in_a_minute("42") == CONTENT_PER_MINUTE  # the quota was reached, never passed
     assert len(fake.comments) == applied == CONTENT_PER_MINUTE  # each applied delivery posted its one comment
-    assert all(queue.counts()[QueueState.APPLIED] > 0 for queue in queues)  # both replicas took part
+    holders = {
+        text for n in range(DELIVERIES) if (text := queue.client.hget(f"{queue.prefix}:d:quota-{n}", "consumer"))
+    }
+    processes_seen = {holder.decode().rsplit(":worker-", 1)[0] for holder in holders}
+    assert {f"{p.pid}" for p in processes} <= {seen.rsplit(":", 1)[1] for seen in processes_seen}  # both took part
