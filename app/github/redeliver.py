@@ -9,8 +9,8 @@ What GitHub decides, and this module follows:
   cursor that only the ``Link`` header's ``rel="next"`` names; GitHub keeps about 3 days of deliveries.
   https://docs.github.com/rest/apps/webhooks#list-deliveries-for-an-app-webhook
 - every attempt is an item of its own (a redelivery has ``redelivery: true``) sharing the event's ``guid``,
-  which is the ``X-GitHub-Delivery`` header the service received; an attempt failed when its
-  ``status_code`` is not 2xx (0 when GitHub could not connect at all).
+  which is the ``X-GitHub-Delivery`` header the service received; an attempt failed when its ``status_code``
+  is 400 or more, or its ``status`` is not ``OK`` (a timeout, or no connection at all: ``status_code`` 0).
 - ``POST /app/hook/deliveries/{delivery_id}/attempts`` asks for one more attempt and answers 202 Accepted.
   https://docs.github.com/rest/apps/webhooks#redeliver-a-delivery-for-an-app-webhook
 """
@@ -117,7 +117,7 @@ def _page(response: Any) -> list[dict[str, Any]]:
 
 def _ok(item: dict[str, Any]) -> bool:
     code = item.get("status_code")
-    return isinstance(code, int) and 200 <= code < 300
+    return isinstance(code, int) and 0 < code < 400 and item.get("status") == "OK"
 
 
 def _after(stamp: str, cutoff: datetime) -> bool:

@@ -1,6 +1,6 @@
 """What lets several replicas share one sweep (SPEC GH8): a lock so that one replica sweeps per interval, and a
 ledger of the redeliveries asked for, so that none is asked twice within the lookback and the hourly bound
-counts the whole fleet's.
+(``INTERLOCK_SWEEP_MAX_PER_HOUR`` in any rolling hour) counts the whole fleet's.
 
 Each has two implementations: in this process (one replica, the default) and in Redis (``INTERLOCK_REDIS_URL``).
 The Redis lock is the single-instance pattern Redis documents: ``SET key token NX PX ttl`` to take it, and a
@@ -14,6 +14,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the redis package is needed only when a Redis URL is configured
@@ -25,7 +26,18 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+CLAIM = """
+if redis.call('zscore', KEYS[1], ARGV[1]) then
+    return 'asked'
+end
+if redis.call('zcount', KEYS[1], ARGV[3], '+inf') >= tonumber(ARGV[4]) then
+    return 'full'
+end
+redis.call('zadd', KEYS[1], ARGV[2], ARGV[1])
+return 'claimed'
+"""
 PREFIX = "interlock:sweep"
+HOUR_S = 3600.0
 
 
 class SweepLock(Protocol):
@@ -38,12 +50,25 @@ class SweepLock(Protocol):
         ...
 
 
+class Claim(StrEnum):
+    """What the ledger answered a sweep that would ask GitHub to redeliver a delivery."""
+
+    CLAIMED = "claimed"  # remembered now: ask GitHub
+    ASKED = "asked"  # asked for already within the lookback: not again
+    FULL = "full"  # the rolling hour's bound is reached: not now
+
+
 class SweepLedger(Protocol):
     """The deliveries the sweep asked GitHub to redeliver, by guid, with when (epoch seconds)."""
 
-    def asked(self, guid: str) -> bool: ...
+    def claim(self, guid: str, at: float, per_hour: int) -> Claim:
+        """Remember ``guid`` as asked at ``at``, unless it was already or ``per_hour`` were asked in the hour
+        before ``at``; check and remember are one step, so two replicas never both claim one delivery."""
+        ...
 
-    def remember(self, guid: str, at: float) -> None: ...
+    def unclaim(self, guid: str) -> None:
+        """Forget ``guid``: GitHub refused the ask, so the next sweep may ask again."""
+        ...
 
     def asked_since(self, since: float) -> int: ...
 
@@ -78,13 +103,18 @@ class ProcessLedger:
         self.mutex = threading.Lock()
         self.times: dict[str, float] = {}
 
-    def asked(self, guid: str) -> bool:
+    def claim(self, guid: str, at: float, per_hour: int) -> Claim:
         with self.mutex:
-            return guid in self.times
-
-    def remember(self, guid: str, at: float) -> None:
-        with self.mutex:
+            if guid in self.times:
+                return Claim.ASKED
+            if sum(1 for when in self.times.values() if when > at - HOUR_S) >= per_hour:
+                return Claim.FULL
             self.times[guid] = at
+            return Claim.CLAIMED
+
+    def unclaim(self, guid: str) -> None:
+        with self.mutex:
+            self.times.pop(guid, None)
 
     def asked_since(self, since: float) -> int:
         with self.mutex:
@@ -111,17 +141,20 @@ class RedisLock:
 
 
 class RedisLedger:
-    """A sorted set: each guid asked for, scored by when; shared by every replica."""
+    """A sorted set: each guid asked for, scored by when; shared by every replica. A claim is one Lua script,
+    so that its check and its write are atomic (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/)."""
 
     def __init__(self, client: Redis, key: str = f"{PREFIX}:asked") -> None:
         self.client = client
         self.key = key
+        self.script = client.register_script(CLAIM)
 
-    def asked(self, guid: str) -> bool:
-        return self.client.zscore(self.key, guid) is not None
+    def claim(self, guid: str, at: float, per_hour: int) -> Claim:
+        answer = self.script(keys=[self.key], args=[guid, repr(at), f"({at - HOUR_S!r}", per_hour])
+        return Claim(answer.decode() if isinstance(answer, bytes) else str(answer))
 
-    def remember(self, guid: str, at: float) -> None:
-        self.client.zadd(self.key, {guid: at})
+    def unclaim(self, guid: str) -> None:
+        self.client.zrem(self.key, guid)
 
     def asked_since(self, since: float) -> int:
         return int(self.client.zcount(self.key, since, "+inf"))
