@@ -21,6 +21,8 @@ not answer when the service starts, it does not refuse to start (a delivery is n
 logs so and queues in its own SQLite file in the data folder, and ``/healthz`` says ``"queue": "sqlite"``, until
 it is restarted with Redis reachable. Deliveries it acknowledged meanwhile are applied from that file.
 
+Beside them, the sweep (``app/webhooks/sweep.py``) asks GitHub every few minutes to redeliver what failed.
+
 https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
 """
 
@@ -40,6 +42,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app.github.client import GitHubApp
 from app.webhooks.delivery import Delivery, MalformedDelivery
 from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState, QueueUnavailable
 from app.webhooks.metrics import UNVERIFIED, Metrics
@@ -48,6 +51,7 @@ from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import signature_valid
 from app.webhooks.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.sweep import Sweeper, service_sweeper
 from app.webhooks.workers import RETRY_BASE_S, Workers, refusal
 
 MAX_BODY = 25 * 1024 * 1024
@@ -153,6 +157,16 @@ def waiting(queue: DeliveryQueue) -> int | None:
         return None
 
 
+def sweeper_for(
+    settings: ServiceSettings, github: GitHubApp | None, queue: DeliveryQueue, metrics: Metrics
+) -> Sweeper | None:
+    """The sweep, with the App's own client unless one is given (tests give a stand-in's); None when it is off."""
+    if settings.sweep is None:
+        return None
+    app = github or GitHubApp(settings.app_identity())
+    return service_sweeper(settings.sweep, app, queue, settings.redis_url, lambda: metrics.count_queue("swept"))
+
+
 def create_app(
     settings: ServiceSettings,
     router: Router | None = None,
@@ -160,6 +174,7 @@ def create_app(
     max_body: int = MAX_BODY,
     queue: DeliveryQueue | None = None,
     retry_base_s: float = RETRY_BASE_S,
+    github: GitHubApp | None = None,
 ) -> FastAPI:
     routes = router or github_router(settings)
     deliveries = queue if queue is not None else default_queue(settings)
@@ -174,11 +189,16 @@ def create_app(
         on_end=metrics.count_queue,
         retry_base_s=retry_base_s,
     )
+    sweeper = sweeper_for(settings, github, deliveries, metrics)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         workers.start()  # deliveries a previous process left waiting or leased are applied now
+        if sweeper is not None:
+            sweeper.start()
         yield
+        if sweeper is not None:
+            await run_in_threadpool(sweeper.stop)
         await run_in_threadpool(workers.stop)
 
     app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
@@ -187,6 +207,7 @@ def create_app(
     app.state.router = routes
     app.state.queue = deliveries
     app.state.workers = workers
+    app.state.sweeper = sweeper
     counts = deliveries.counts()
     if counts[QueueState.WAITING] or counts[QueueState.LEASED]:
         workers.start()  # without a lifespan (a TestClient used without ``with``) the restart still resumes

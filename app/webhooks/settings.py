@@ -21,6 +21,7 @@
 - ``INTERLOCK_REPLICAS``: how many replicas run; 1 by default. While Redis cannot be reached, each replica
   keeps to its share of the quota (80 ÷ replicas a minute) so that together they stay within GitHub's limit.
 - the web board's OAuth client and session secret (optional): ``app/webhooks/board_settings.py``.
+- the periodic sweep of failed deliveries (``INTERLOCK_SWEEP_*``): ``app/webhooks/sweep_settings.py``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from app.engine.errors import InterlockError
 from app.github.client import AppIdentity
 from app.inputfile import InputUnreadable, read_input_text
 from app.webhooks.board_settings import BoardSettings, board_settings
+from app.webhooks.sweep_settings import SweepSettings, sweep_settings
 
 DEFAULT_API_URL = "https://api.github.com"
 KEY_LIMIT = 64 * 1024  # an RSA key of 4096 bits is about 3 kB of PEM
@@ -70,6 +72,7 @@ class ServiceSettings:
     visibility_s: float = DEFAULT_VISIBILITY_S
     redis_url: str | None = None  # shared by the replicas; None: one process, all in memory
     replicas: int = 1
+    sweep: SweepSettings | None = None  # the sweep of failed deliveries; None: off (app/webhooks/sweep_settings.py)
 
     def __post_init__(self) -> None:
         problems = queue_problems(self.workers, self.delivery_attempts, self.visibility_s)
@@ -110,6 +113,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
     redis_url = env.get("INTERLOCK_REDIS_URL", "").strip() or None
     replicas = int(_number(env, "INTERLOCK_REPLICAS", 1, problems))
     problems += fleet_problems(redis_url, replicas)
+    sweep = sweep_settings(env, problems)
     data_dir = Path(env.get("INTERLOCK_DATA_DIR") or DEFAULT_DATA_DIR)
     if problems:
         raise SettingsError(problems)
@@ -128,6 +132,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
         visibility_s=visibility,
         redis_url=redis_url,
         replicas=replicas,
+        sweep=sweep,
     )
 
 

@@ -54,3 +54,20 @@ def problems(request: httpx.Request, base: str = "") -> list[str]:
     if unknown:
         found.append(f"{request.method} {path}: fields not in the description {unknown}")
     return found
+
+
+def unknown_query(request: httpx.Request, base: str = "") -> list[str]:
+    """The query parameters of ``request`` that GitHub's description of its operation does not name (``problems``
+    checks the path and the body; a listing's ``per_page`` and ``cursor`` are in the query)."""
+    path = request.url.path.removeprefix(base)
+    spec = json.loads(SPEC.read_text())
+    for pattern, method, operation in operations():
+        if method == request.method and pattern.match(path):
+            named = set()
+            for parameter in operation.get("parameters", []):
+                if "$ref" in parameter:
+                    parameter = spec["components"]["parameters"][parameter["$ref"].rsplit("/", 1)[1]]
+                if parameter.get("in") == "query":
+                    named.add(parameter["name"])
+            return sorted(set(request.url.params) - named)
+    return [f"{request.method} {path} is not in GitHub's REST description"]
