@@ -92,3 +92,17 @@ def test_the_image_has_a_data_folder_its_user_can_write(line: str) -> None:
     assert dockerfile.index("ENV INTERLOCK_DATA_DIR=/data") < dockerfile.index("USER interlock")
     volumes = _compose()["services"]["interlock"]["volumes"]
     assert any(volume.endswith(":/data") for volume in volumes)
+
+
+def test_the_readme_says_how_to_start_the_fleet() -> None:
+    # SPEC GH8: "Running the service" names the compose file, the two secret files it mounts, and the data folder
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = " ".join(text.split("### Running the service", 1)[1].split("\n### ", 1)[0].split())
+    compose = _compose()
+    replicas = compose["services"]["interlock"]["deploy"]["replicas"]
+    assert f"`compose.yaml` starts such a fleet: {['', 'one', 'two', 'three'][replicas]} replicas" in section
+    for secret in compose["secrets"].values():
+        assert f"`{secret['file'].removeprefix('./')}`" in section
+    assert "`GITHUB_APP_PRIVATE_KEY_PATH` and `GITHUB_WEBHOOK_SECRET_PATH`" in section
+    assert "The image keeps its data folder in `/data` (`INTERLOCK_DATA_DIR`)" in section
+    assert "appendonly" in " ".join(compose["services"]["redis"]["command"])
