@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from app.cli_archive import register_archive
 from app.cli_budget import register as register_budget
 from app.cli_config import register as register_config
 from app.cli_doctor import register as register_doctor
@@ -308,6 +309,7 @@ register_config(cli)
 register_budget(cli)
 register_verify(cli)
 register_migrate(cli)
+register_archive(cli)
 register_resume(cli)
 register_simulate(cli)
 

@@ -112,9 +112,9 @@ def refused(name: str, status: int, said: str) -> str:
 
 def load(name: str, run_id: str) -> tuple[GitHubStateReader, Run]:
     """The run's record from the state branch of ``name``, and the reader that read it (at that commit)."""
-    from app.store.github_reader import GitHubStateReader
+    from app.store.archived import ArchivedGitHubReader
 
-    state = GitHubStateReader(installation(name), name)
+    state = ArchivedGitHubReader(installation(name), name)  # archived runs read as before (app/store/archive.py)
     return state, state.load(run_id)
 
 

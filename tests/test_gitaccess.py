@@ -70,6 +70,7 @@ def test_each_way_of_driving_git_keeps_to_its_job() -> None:
     assert [dep for dep in project["dependencies"] if dep.lower().startswith("gitpython")] == []
     users = sorted(path for path, tree in modules.items() if "pygit2" in imported(tree))
     assert users == [
+        "app/store/archive_git.py",
         "app/store/gitstore.py",
         "app/store/gitstore_read.py",
         "app/store/packwriter.py",

@@ -69,7 +69,7 @@ from app.local.queue import lock_holder
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
 from app.redact import Redactor
 from app.runner.driver import RunDriver, same_event
-from app.store.gitstore import GitStore
+from app.store.archived import ArchivedGitStore
 from app.store.journal import record_path
 
 LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
@@ -102,7 +102,7 @@ class LocalShell:
         ask: Ask | None = None,
     ) -> None:
         self.repo = open_repo(repo)
-        self.store = GitStore(repo)
+        self.store = ArchivedGitStore(repo)  # archived runs read as before (app/store/archive.py)
         self.driver = RunDriver(self.store)  # no mission orders: missions run here, with their prompt
         self.config = config
         self.gates = gates
