@@ -148,3 +148,16 @@ def test_a_malformed_archive_is_a_clear_error(tmp_path: Path, monkeypatch: Any) 
     assert f"{archive_path(run_id)} is not an Interlock archive: line 1 is not" in result.stderr
     with pytest.raises(ArchiveUnreadable, match="not gzip'd"):
         unpack(b"plain bytes", "archive/x.jsonl.gz")
+
+
+def test_the_readme_says_what_archive_does() -> None:
+    # SPEC GH4 (issue 27): the state branch stays small; the README's words are the command's behaviour tested above
+    from app.store.archive import DEFAULT_DAYS
+    from tests.helpers import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    section = text.split("**Archiving ended runs.**", 1)[1].split("### ", 1)[0]
+    assert f"last written more than {DEFAULT_DAYS} days ago (`--older-than`; 0 archives none)" in section
+    assert f"`{archive_path('<run-id>')}`" in section and "one compare-and-swap commit per run" in section
+    assert "an edited archive fails `verify`" in section and "a run that has not ended is refused" in section
+    assert "the service does not archive on GitHub yet" in section
