@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import pytest
 
 from tests.helpers import ROOT
 
@@ -22,3 +25,14 @@ def test_the_burr_benchmark_takes_the_options_the_readme_gives() -> None:
     for option in re.findall(r"--\w+", line):
         assert f'"{option}"' in source, option
     assert "burr" in (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("bench = [", 1)[1].split("]", 1)[0]
+
+
+def test_the_checkout_benchmark_delivers_the_same_mission_with_fewer_bytes_blobless(tmp_path: Path) -> None:
+    # issue 27: bench_checkout's rounds each deliver one commit (Mission.once asserts it) and the blobless
+    # round moves a fraction of the full one's bytes, at a size that takes a second
+    from tests.bench.bench_checkout import Mission
+
+    mission = Mission(tmp_path, 300, 4, files=10)  # 290 old versions, 10 checked out
+    full, blobless = mission.once(False), mission.once(True)
+    assert blobless.checkout_mb < full.checkout_mb / 3 and blobless.deliver_mb < full.deliver_mb / 3
+    assert mission.once(True).deliver_mb == pytest.approx(blobless.deliver_mb, rel=0.05)  # the refs were put back

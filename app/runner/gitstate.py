@@ -21,6 +21,7 @@ from app.engine.errors import InterlockError
 from app.engine.events import GitState
 from app.engine.record import Run
 from app.gitaccess import ON_GITHUB, branch_state, git_output, isolated_env
+from app.runner.partial import BLOBLESS
 from app.runner.remote import Remote
 from app.runner.satellites import satellite_url
 
@@ -35,7 +36,7 @@ def delivered_state(remote: Remote, run: Run, url: str, token: str | None) -> di
     for repo in run.satellites:
         with tempfile.TemporaryDirectory(prefix="interlock-state-") as scratch:
             git_output(["init", "--quiet", "--bare", scratch], None, isolated_env(ON_GITHUB))
-            satellite = Remote(Path(scratch), token=token, remote=satellite_url(url, repo))
+            satellite = Remote(Path(scratch), token=token, remote=satellite_url(url, repo), partial=BLOBLESS)
             base = _default_branch(satellite)
             state = _state(satellite, run.branch, base) if base is not None else None
         if state is not None:

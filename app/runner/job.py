@@ -33,6 +33,7 @@ from app.runner.gitstate import delivered_state
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
 from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
+from app.runner.partial import BLOBLESS, ready_for_agent
 from app.runner.records import Assignment, masked_outcome, mission_record, run_advisor, run_check
 from app.runner.remote import Remote
 from app.runner.satellites import check_out, commit_satellites, main_url, prompt_note, push_satellites
@@ -55,6 +56,7 @@ class JobSettings:
     state_branch: str = STATE_BRANCH
     timeout_s: float = 3600.0
     remote: str = "origin"
+    partial: str = ""  # a filter for every fetch (app/runner/partial.py): the deliver scratch's ``blob:none``
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def run_step(phase: Phase, settings: JobSettings, handoff: Path | None, work_res
         raise JobError("--phase deliver needs --remote URL (in Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY)")
     with tempfile.TemporaryDirectory(prefix="interlock-deliver-") as scratch:
         git_output(["init", "--quiet", "--bare", scratch], None, isolated_env(ON_GITHUB))
-        return deliver_phase(replace(settings, workdir=Path(scratch)), handoff, work_result)
+        return deliver_phase(replace(settings, workdir=Path(scratch), partial=BLOBLESS), handoff, work_result)
 
 
 def job_log(result: JobResult, seq: int) -> str:
@@ -129,6 +131,7 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
         raise JobError(f"the run branch `{run.branch}` does not exist")
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
+    ready_for_agent(remote, main_url(remote))  # a blobless checkout the agent's git could not complete
     bases = check_out(run, settings.workdir, main_url(remote), token)  # SPEC U7: beside the main checkout
     note = prompt_note(run, settings.workdir)
     shorter = order.shorter_prompt and order.shorter_prompt + note
@@ -156,7 +159,7 @@ def deliver_phase(
     env = dict(os.environ if env is None else env)
     redactor = Redactor(env)
     token = env.get("INTERLOCK_PUSH_TOKEN") or env.get("GITHUB_TOKEN")
-    remote = Remote(settings.workdir, token=token, remote=settings.remote)
+    remote = Remote(settings.workdir, token=token, remote=settings.remote, partial=settings.partial)
     state, run = read_run(remote, settings)
     if not awaits(run, settings.seq):
         return JobResult(None, None, 0, f"run {run.id} no longer waits for mission {settings.seq}: nothing to do")
@@ -192,10 +195,9 @@ def push_work(remote: Remote, branch: str, handed: Handoff, bundle: Path) -> tup
     nothing is pushed and the mission fails, for a person to decide."""
     tip = remote.fetch(branch)
     try:
-        remote.git("fetch", "--quiet", str(bundle), f"+{BUNDLE_REF}:{BUNDLE_REF}")
+        head = remote.read_bundle(bundle, BUNDLE_REF)
     except InterlockError as exc:
         return _failed(handed.outcome, f"the agent's commits could not be read ({exc})"), 0
-    head = remote.head(BUNDLE_REF)
     if tip is None or head != handed.head or not remote.is_ancestor(tip, head):
         return _failed(handed.outcome, "the agent's commits do not fast-forward the run branch; nothing was pushed"), 0
     changed = remote.git("diff", "--name-only", tip, head).decode().splitlines()

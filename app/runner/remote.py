@@ -34,9 +34,13 @@ class PushRefused(RemoteError):
 
 
 class Remote:
-    def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin") -> None:
+    def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin", partial: str = "") -> None:
+        """``partial``, a filter such as ``blob:none``, makes every fetch partial: for a scratch repository that
+        checks nothing out and holds the token throughout, so a blob something reads later comes from the remote
+        then (``app/runner/partial.py``)."""
         self.workdir = workdir
         self.remote = remote
+        self.partial = partial
         self.env: dict[str, str] = isolated_env(ON_GITHUB)  # without the token, to find the remote's URL
         self.env = isolated_env(ON_GITHUB, self._auth(token))
 
@@ -71,13 +75,32 @@ class Remote:
     def fetch(self, branch: str) -> str | None:
         """The remote head of ``branch``, fetched as ``refs/interlock/<branch>``; ``None`` when there is no such
         branch. One round trip: the head returned is the very commit fetched."""
+        refspec = f"+refs/heads/{branch}:refs/interlock/{branch}"
+        partial = (f"--filter={self.partial}",) if self.partial else ()
         try:
-            self.git("fetch", "--quiet", "--no-tags", self.remote, f"+refs/heads/{branch}:refs/interlock/{branch}")
+            self.git("fetch", "--quiet", "--no-tags", *partial, self.remote, refspec)
         except RemoteError as exc:
             if "couldn't find remote ref" in str(exc):
                 return None
             raise
         return self.head(f"refs/interlock/{branch}")
+
+    def read_bundle(self, bundle: Path, ref: str) -> str:
+        """The head of ``ref`` in ``bundle``, its objects added to this repository and ``ref`` pointing at it.
+
+        Not ``git fetch <bundle>``: in a partial repository fetch's connectivity check walks every promisor
+        object (seconds on a large history, for a pack of a few objects). ``bundle unbundle`` indexes the pack;
+        the check here walks only what the bundle adds, and a missing object that no promisor pack announced is
+        an error before the ref exists. https://git-scm.com/docs/git-bundle"""
+        self.git("bundle", "verify", "--quiet", str(bundle))
+        listing = self.git("bundle", "unbundle", str(bundle)).decode()
+        heads = {name: oid for oid, _, name in (line.partition(" ") for line in listing.splitlines())}
+        head = heads.get(ref)
+        if head is None:
+            raise RemoteError(f"the bundle has no {ref}")
+        self.git("rev-list", "--objects", "--missing=allow-promisor", "--quiet", head, "--not", "--all")
+        self.git("update-ref", ref, head)
+        return head
 
     def show(self, commit: str, path: str) -> bytes | None:
         try:

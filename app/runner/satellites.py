@@ -29,6 +29,7 @@ from app.engine.errors import InterlockError
 from app.engine.record import Run
 from app.gitaccess import ON_GITHUB, git_output, isolated_env
 from app.runner.handoff import BUNDLE_REF, Handoff
+from app.runner.partial import BLOBLESS, clone_filter
 from app.runner.remote import Remote
 
 SATELLITES_FOLDER = "interlock-satellites"  # beside the main checkout
@@ -81,7 +82,8 @@ def check_out(run: Run, workdir: Path, url: str, token: str | None) -> dict[str,
         folder = satellite_dir(workdir, repo)
         folder.mkdir(parents=True, exist_ok=True)
         git_output(["init", "--quiet", str(folder)], None, isolated_env(ON_GITHUB))
-        remote = Remote(folder, token=token, remote=satellite_url(url, repo))
+        where = satellite_url(url, repo)
+        remote = Remote(folder, token=token, remote=where, partial=clone_filter(where, folder))  # as the main one
         try:
             tip = remote.fetch(run.branch)
         except InterlockError as exc:
@@ -150,7 +152,7 @@ def push_satellites(
         if work.head is not None:
             with tempfile.TemporaryDirectory(prefix="interlock-satellite-") as scratch:
                 git_output(["init", "--quiet", "--bare", scratch], None, isolated_env(ON_GITHUB))
-                remote = Remote(Path(scratch), token=token, remote=satellite_url(url, work.repo))
+                remote = Remote(Path(scratch), token=token, remote=satellite_url(url, work.repo), partial=BLOBLESS)
                 mine = Handoff(handed.seq, outcome, work.base, work.head)
                 outcome, commits = push(remote, run.branch, mine, bundle_path(handoff, work.repo))
             if commits == 0:

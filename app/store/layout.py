@@ -48,7 +48,7 @@ def read_layout(data: bytes | None) -> int:
     try:
         layout = json.loads(data)["layout"]
     except (ValueError, KeyError, TypeError):
-        raise ValueError("its layout.json is not {\"layout\": N}") from None
+        raise ValueError('its layout.json is not {"layout": N}') from None
     if layout not in (V1, V2):
         raise ValueError(f"its layout.json says layout {layout!r}, which this Interlock does not know")
     return int(layout)

@@ -161,9 +161,7 @@ class SqliteDeliveryQueue:
                 " WHERE delivery_id = ? AND state = 'leased'",
                 (outcome, now, delivery_id),
             )
-            db.execute(
-                "DELETE FROM deliveries WHERE state = 'applied' AND ended_at < ?", (now - self.keep_applied_s,)
-            )
+            db.execute("DELETE FROM deliveries WHERE state = 'applied' AND ended_at < ?", (now - self.keep_applied_s,))
 
         self._write(work)
 

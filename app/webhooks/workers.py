@@ -178,7 +178,7 @@ class Workers:
             log.error("failed on %s after %d attempts", delivery.describe(), taken, exc_info=exc)
             self.end_failed(item, f"handler failed after {taken} attempts: {error}")
             return
-        delay = min(RETRY_CAP_S, self.retry_base_s * 2 ** item.attempts)
+        delay = min(RETRY_CAP_S, self.retry_base_s * 2**item.attempts)
         log.warning("attempt %d on %s failed (%s); again in %.1fs", taken, delivery.describe(), escaped(error), delay)
         self.queue.retry(item.delivery_id, error, delay)
         self.on_end("retried")

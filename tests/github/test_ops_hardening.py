@@ -113,9 +113,7 @@ def test_an_odd_rate_limit_header_fails_no_call_and_shows_nothing(remaining: str
     assert metrics.remaining == {} and metrics.calls == {("GET", "repos/issues"): 1}
 
 
-def test_a_damaged_run_record_fails_its_delivery_saying_how_to_fix_it(
-    world: World, settings: ServiceSettings
-) -> None:
+def test_a_damaged_run_record_fails_its_delivery_saying_how_to_fix_it(world: World, settings: ServiceSettings) -> None:
     # SPEC J1 and the README's "bad input": a record broken by hand on the state branch stops the deliveries of
     # its run with a failed record naming the file and the fix (never "handler failed; redeliver"), the file left
     # as it is;

@@ -197,6 +197,7 @@ def test_the_agent_shares_its_job_with_nothing_that_can_write() -> None:
     checkout = work["steps"][0]
     assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["ref"] == "${{ github.ref }}"
     assert checkout["with"]["persist-credentials"] is False
+    assert (checkout["with"]["filter"], checkout["with"]["fetch-depth"]) == ("blob:none", 0)  # issue 27: partial
     assert [s["with"]["command"] for s in work["steps"] if "interlock" in s["uses"]] == ["work"]
     assert deliver["needs"] == "work" and deliver["if"] == "${{ always() }}"
     assert deliver["permissions"]["contents"] == "write"

@@ -247,12 +247,12 @@ def test_the_deliver_phase_pushes_satellites_with_the_push_token(
     (tmp_path / satellites.HANDOFF_FILE).write_text(
         json.dumps([{"repo": SATELLITE, "base": "a" * 40, "head": "b" * 40}])
     )
-    made: list[tuple[str | None, str]] = []
+    made: list[tuple[str | None, str, str]] = []
 
     class Seen(Remote):
-        def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin") -> None:
-            made.append((token, remote))
-            super().__init__(workdir, None, remote)
+        def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin", partial: str = "") -> None:
+            made.append((token, remote, partial))
+            super().__init__(workdir, None, remote, partial)
 
     monkeypatch.setattr(satellites, "Remote", Seen)
     run = Run.from_journal(
@@ -264,4 +264,5 @@ def test_the_deliver_phase_pushes_satellites_with_the_push_token(
     handed = Handoff(1, AgentOutcome(status=MissionStatus.DONE, answer="ok"), "c" * 40, None)
     pushed = lambda remote, branch, mine, bundle: (mine.outcome, 1)  # noqa: E731
     _, record = satellites.push_satellites(run, handed, tmp_path, "https://github.com/me/app", PUSH_TOKEN, pushed)
-    assert made == [(PUSH_TOKEN, "https://github.com/octo/docs")] and record[SATELLITE]["commits"] == 1
+    assert made == [(PUSH_TOKEN, "https://github.com/octo/docs", "blob:none")]  # issue 27: a blobless scratch
+    assert record[SATELLITE]["commits"] == 1
