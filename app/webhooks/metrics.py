@@ -22,7 +22,7 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 # what happens to a queued delivery, counted; and ``swept``: a failed delivery the sweep asked GitHub to redeliver
-QUEUE_ENDS = ("queued", "applied", "retried", "failed", "swept")
+QUEUE_ENDS = ("queued", "applied", "retried", "deferred", "failed", "swept")
 
 OTHER = "other"  # a signed delivery of an event the service has no handler for
 UNVERIFIED = "unverified"  # a request refused before its signature was verified: its headers are not trusted
@@ -42,7 +42,8 @@ class Metrics:
         self.waiting: Callable[[], int | None] | None = None  # read when rendered; None: unreachable
 
     def count_queue(self, kind: str) -> None:
-        """One delivery ``queued``, ``applied``, ``retried``, ``failed`` or ``swept`` (``QUEUE_ENDS``)."""
+        """One delivery ``queued``, ``applied``, ``retried``, ``deferred`` (to wait for the content quota),
+        ``failed`` or ``swept`` (``QUEUE_ENDS``)."""
         assert kind in QUEUE_ENDS, kind
         with self.lock:
             self.queue[kind] += 1
@@ -50,7 +51,7 @@ class Metrics:
     def render_queue(self) -> list[str]:
         with self.lock:
             counted = [series("interlock_queue_deliveries_total", {"kind": k}, self.queue[k]) for k in QUEUE_ENDS]
-        help_text = "Deliveries queued, applied, retried and failed; and failed ones the sweep had redelivered."
+        help_text = "Deliveries queued, applied, retried, deferred for the quota, failed; and the sweep's redeliveries."
         lines = family("interlock_queue_deliveries_total", "counter", help_text, counted)
         if self.waiting is not None and (count := self.waiting()) is not None:  # no gauge while the queue is down
             gauge = [series("interlock_queue_waiting", {}, count)]

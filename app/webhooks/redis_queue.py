@@ -142,13 +142,15 @@ end
 return 1
 """
 
-# ARGV[3..5]: id, error, delay seconds. The delivery stays the head of its key's list: first in its order.
+# ARGV[3..6]: id, error, delay seconds, 1 if this take counts as an attempt (else it is given back). The
+# delivery stays the head of its key's list: first in its order.
 RETRY = """
 local id = ARGV[3]
 local d = P .. ':d:' .. id
 if redis.call('HGET', d, 'state') ~= 'leased' then return 0 end
 local now = now_of(ARGV[2])
 redis.call('HSET', d, 'last_error', ARGV[4], 'not_before', now + tonumber(ARGV[5]), 'lease_until', 0)
+if ARGV[6] ~= '1' then redis.call('HINCRBY', d, 'attempts', -1) end
 set_state(id, 'leased', 'waiting', now)
 reschedule(redis.call('HGET', d, 'key'), now)
 return 1
@@ -246,8 +248,8 @@ class RedisDeliveryQueue:
     def fail(self, delivery_id: str, reason: str) -> None:
         self._run("end", delivery_id, QueueState.FAILED.value, reason, self.keep_applied_s)
 
-    def retry(self, delivery_id: str, error: str, delay_s: float) -> None:
-        self._run("retry", delivery_id, error, delay_s)
+    def retry(self, delivery_id: str, error: str, delay_s: float, counted: bool = True) -> None:
+        self._run("retry", delivery_id, error, delay_s, int(counted))
 
     def lapse_dead_leases(self) -> int:
         """End at once the leases of this host's processes that are gone, as ``SqliteDeliveryQueue`` does, so a

@@ -177,12 +177,12 @@ class SqliteDeliveryQueue:
             )
         )
 
-    def retry(self, delivery_id: str, error: str, delay_s: float) -> None:
+    def retry(self, delivery_id: str, error: str, delay_s: float, counted: bool = True) -> None:
         self._write(
             lambda db, now: db.execute(
-                "UPDATE deliveries SET state = 'waiting', last_error = ?, not_before = ?, lease_until = 0"
-                " WHERE delivery_id = ? AND state = 'leased'",
-                (error, now + delay_s, delivery_id),
+                "UPDATE deliveries SET state = 'waiting', last_error = ?, not_before = ?, lease_until = 0,"
+                " attempts = attempts - ? WHERE delivery_id = ? AND state = 'leased'",
+                (error, now + delay_s, 0 if counted else 1, delivery_id),
             )
         )
 

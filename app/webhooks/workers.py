@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 
 from app.github.config import ConfigInvalid
+from app.github.throttle import ContentQuotaFull
 from app.redact import Redactor
 from app.store.github import StateFileUnreadable
 from app.store.journal import STATE_BRANCH
@@ -31,6 +32,7 @@ from app.webhooks.router import Router
 
 RETRY_BASE_S = 1.0  # the first back-off; doubled on each attempt
 RETRY_CAP_S = 300.0
+QUOTA_WAIT_CAP_S = 3600.0  # the hourly window: no wait for the content quota is longer
 IDLE_WAIT_S = 0.5  # how long an idle worker waits before looking again (a put wakes it sooner)
 
 CONSUMER_PREFIX = f"{socket.gethostname()}:{os.getpid()}"
@@ -87,7 +89,7 @@ class Workers:
         self.count = count
         self.attempts = attempts
         self.visibility_s = visibility_s
-        self.on_end = on_end  # "applied", "retried" or "failed": the metrics' counters
+        self.on_end = on_end  # "applied", "retried", "deferred" or "failed": the metrics' counters
         self.retry_base_s = retry_base_s
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -165,8 +167,10 @@ class Workers:
             reason = refusal(delivery, exc)
             if reason is not None:
                 self.end_failed(item, reason)
-                return
-            self.retry_or_fail(item, delivery, exc)
+            elif isinstance(exc, ContentQuotaFull):
+                self.wait_for_quota(item, delivery, exc)
+            else:
+                self.retry_or_fail(item, delivery, exc)
             return
         self.queue.done(item.delivery_id, str(outcome))
         self.on_end("applied")
@@ -182,6 +186,15 @@ class Workers:
         log.warning("attempt %d on %s failed (%s); again in %.1fs", taken, delivery.describe(), escaped(error), delay)
         self.queue.retry(item.delivery_id, error, delay)
         self.on_end("retried")
+
+    def wait_for_quota(self, item: QueuedDelivery, delivery: Delivery, exc: ContentQuotaFull) -> None:
+        """The installation's content quota is full (or GitHub asked it to wait): the delivery waits until the
+        quota has room, its attempt given back, however long that is. Failing it after a few back-offs would
+        lose it: GitHub saw a 202, so neither its failed-deliveries list nor the sweep would ever bring it back."""
+        delay = min(QUOTA_WAIT_CAP_S, max(RETRY_BASE_S, exc.wait_s))
+        log.info("%s waits %.1fs for the content quota (%s)", delivery.describe(), delay, escaped(str(exc)))
+        self.queue.retry(item.delivery_id, Redactor().text(str(exc)), delay, counted=False)
+        self.on_end("deferred")
 
     def end_failed(self, item: QueuedDelivery, reason: str) -> None:
         self.queue.fail(item.delivery_id, reason)

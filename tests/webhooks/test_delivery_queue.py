@@ -141,6 +141,24 @@ def test_a_retry_waits_its_delay_and_keeps_its_place(queue: DeliveryQueue, clock
     assert record is not None and record.state is QueueState.LEASED and record.outcome == ""
 
 
+def test_a_deferral_gives_its_attempt_back_and_keeps_its_place(queue: DeliveryQueue, clock: Clock) -> None:
+    # SPEC GH8: a wait for the content quota is no failed attempt, however often it comes; a failure still counts
+    queue.put(item("a"))
+    queue.put(item("b"))
+    for _ in range(3):
+        taken = queue.take("w1", 60)
+        assert taken is not None and (taken.delivery_id, taken.attempts) == ("a", 0)
+        queue.retry("a", "the installation's content quota is full", 30, counted=False)
+        assert queue.take("w1", 60) is None  # "b" waits behind it
+        clock.advance(30)
+    taken = queue.take("w1", 60)
+    assert taken is not None and taken.attempts == 0
+    queue.retry("a", "GitHub answered 502", 1)
+    clock.advance(1)
+    again = queue.take("w1", 60)
+    assert again is not None and again.attempts == 1
+
+
 def test_a_failed_delivery_is_queued_again_by_a_put(queue: DeliveryQueue) -> None:
     # SPEC GH8: a refused delivery is kept with its reason; a redelivery after a fix queues it again
     queue.put(item("a"))

@@ -3,8 +3,8 @@
 Each replica alone would send 80 content-creating requests a minute to the installation, so together 160, and
 GitHub would answer the rest with secondary-rate-limit 403s. With the same ``INTERLOCK_REDIS_URL`` they share one
 count: 100 deliveries, each of which posts one comment, sent concurrently to both, make at most 80 comments in the
-minute; the deliveries refused by the quota end failed (here at their first attempt), for the sweep or a person to
-redeliver, none of them past the quota.
+minute. The deliveries the quota has no room for wait in the queue for it, their attempt given back: with one
+attempt allowed they would end failed, and GitHub, which saw a 202, would list nothing for the sweep to redeliver.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def serve(port: int, api_url: str, redis_url: str, data: Path) -> subprocess.Pop
         "INTERLOCK_DATA_DIR": str(data),
         "INTERLOCK_REDIS_URL": redis_url,
         "INTERLOCK_REPLICAS": "2",
-        "INTERLOCK_DELIVERY_ATTEMPTS": "1",  # a delivery the quota refused ends failed at once: the test ends sooner
+        "INTERLOCK_DELIVERY_ATTEMPTS": "1",  # a failure would end a delivery at once: a wait for the quota must not
     }
     data.mkdir(parents=True)
     log = (data / "service.log").open("wb")
@@ -127,11 +127,13 @@ def test_two_serve_processes_sharing_one_redis_never_pass_80_a_minute(
             assert set(pool.map(deliver, range(DELIVERIES))) == {202}
         queue = RedisDeliveryQueue.from_url(redis_url)  # the one queue both replicas take from
         give_up = time.monotonic() + SETTLE_S
-        while True:
-            ended = queue.counts()
-            if ended[QueueState.APPLIED] + ended[QueueState.FAILED] == DELIVERIES:
-                break
-            assert time.monotonic() < give_up, f"deliveries still waiting: {ended}"
+        over = DELIVERIES - CONTENT_PER_MINUTE
+        while (now := queue.counts()) != {
+            **dict.fromkeys(QueueState, 0),
+            QueueState.APPLIED: 80,
+            QueueState.WAITING: over,
+        }:
+            assert time.monotonic() < give_up and not now[QueueState.FAILED], f"not 80 applied and 20 waiting: {now}"
             time.sleep(0.2)
     finally:
         for process in processes:
@@ -139,6 +141,8 @@ def test_two_serve_processes_sharing_one_redis_never_pass_80_a_minute(
         for process in processes:
             process.wait(timeout=15)
     applied = queue.counts()[QueueState.APPLIED]
+    waiting = [r for n in range(DELIVERIES) if (r := queue.record(f"quota-{n}")) and r.state is QueueState.WAITING]
+    assert len(waiting) == over and {r.attempts for r in waiting} == {0}  # taken, deferred, the attempt given back
     assert counted.most_in_a_minute("42") == CONTENT_PER_MINUTE  # the quota was reached, never passed
     assert len(fake.comments) == applied == CONTENT_PER_MINUTE  # each applied delivery posted its one comment
     holders = {

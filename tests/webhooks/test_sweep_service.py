@@ -125,4 +125,4 @@ def test_the_readme_says_what_the_sweep_does() -> None:
         "queue's check or the bound."
     ) in said
     assert "failed_deliveries(app, window)" in ROOT.joinpath("app/cli.py").read_text()  # the sweep's listing
-    assert '`interlock_queue_deliveries_total{kind="queued|applied|retried|failed|swept"}`' in said
+    assert '`interlock_queue_deliveries_total{kind="queued|applied|retried|deferred|failed|swept"}`' in said
