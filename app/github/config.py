@@ -93,6 +93,15 @@ class RepoConfig(BaseModel):
         "whose table changed); `false` turns it off; the board on the state branch is kept either way",
     )
 
+    archive_after_days: int = Field(
+        30,
+        ge=0,
+        le=36500,
+        strict=True,
+        description="days after a run ended (done or cancelled) before `interlock archive` packs its files on the "
+        "state branch into one archive file (the scheduled workflow interlock-archive.yml runs it); 0: never",
+    )
+
     @field_validator("base")
     @classmethod
     def _branch_name(cls, value: str) -> str:

@@ -24,7 +24,15 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from app.github.throttle import CONTENT_PER_HOUR, CONTENT_PER_MINUTE, MAX_WAIT_S, ContentLimiter, ContentQuotaFull
+from app.github.throttle import (
+    CONTENT_PER_HOUR,
+    CONTENT_PER_MINUTE,
+    HOUR_HELD_S,
+    MAX_WAIT_S,
+    MINUTE_HELD_S,
+    ContentLimiter,
+    ContentQuotaFull,
+)
 
 RETRY_S = 5.0  # how long a replica limits in-process before it asks an unreachable Redis again
 TIMEOUT_S = 0.5  # a Redis that answers slower than this is taken as unreachable: a delivery never waits on it
@@ -73,28 +81,32 @@ class RedisLink:
                 log.warning("redis reachable again: the content limit is shared by every replica")
 
 
-# KEYS: minute zset, hour zset, pause key. ARGV: now ms, member, per minute, per hour.
+HELD_MS = (round(MINUTE_HELD_S * 1000), round(HOUR_HELD_S * 1000))
+
+# KEYS: minute zset, hour zset, pause key. ARGV: now ms, member, per minute, per hour, how long a place is held
+# in the minute's window and in the hour's, ms (``throttle.MINUTE_HELD_S``, ``HOUR_HELD_S``).
 # Returns 0 when the place is taken, else the milliseconds to wait before asking again.
 _TAKE = """
 local now = tonumber(ARGV[1])
+local minute, hour = tonumber(ARGV[5]), tonumber(ARGV[6])
 local pause = redis.call('PTTL', KEYS[3])
 if pause > 0 then return pause end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 3600000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - minute)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - hour)
 local wait = 0
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  wait = math.max(wait, tonumber(oldest[2]) + 60000 - now)
+  wait = math.max(wait, tonumber(oldest[2]) + minute - now)
 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
   local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  wait = math.max(wait, tonumber(oldest[2]) + 3600000 - now)
+  wait = math.max(wait, tonumber(oldest[2]) + hour - now)
 end
 if wait > 0 then return math.max(wait, 1) end
 redis.call('ZADD', KEYS[1], now, ARGV[2])
 redis.call('ZADD', KEYS[2], now, ARGV[2])
-redis.call('PEXPIRE', KEYS[1], 61000)
-redis.call('PEXPIRE', KEYS[2], 3601000)
+redis.call('PEXPIRE', KEYS[1], minute + 1000)
+redis.call('PEXPIRE', KEYS[2], hour + 1000)
 return 0
 """
 
@@ -169,5 +181,5 @@ class RedisContentLimiter:
     def _take(self) -> int:
         seconds, micros = self.client.time()
         now_ms = int(seconds) * 1000 + int(micros) // 1000
-        args: list[str | int] = [now_ms, uuid.uuid4().hex, self.per_minute, self.per_hour]
+        args: list[str | int] = [now_ms, uuid.uuid4().hex, self.per_minute, self.per_hour, *HELD_MS]
         return int(self.script(keys=self.keys, args=args))

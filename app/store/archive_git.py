@@ -8,13 +8,15 @@ nothing a writer saved is lost. Archiving twice changes nothing: the second find
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pygit2
 
 from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
-from app.store.archive import ARCHIVE_FOLDER, ENDED, archive_path, pack
+from app.store.archive import ARCHIVE_FOLDER, ENDED, archive_path, archived_runs, due, pack
+from app.store.gitstore_read import GitReader
 from app.store.journal import RUNS_FOLDER, STATE_BRANCH, record_path
 from app.store.layout import logical
 
@@ -71,6 +73,12 @@ def _ended(repo: pygit2.Repository, root: pygit2.Tree, run_id: str) -> None:
     run = Run.from_journal(data.data)
     if run.status not in ENDED:
         raise ArchiveRefused(f"run {run_id!r} is {run.status.value}, not ended: only done or cancelled runs archive")
+
+
+def due_on_branch(path: Path, now: datetime, days: int, branch: str = STATE_BRANCH) -> list[str]:
+    """The runs of ``branch`` in the repository at ``path`` to archive at ``days`` (``archive.due``)."""
+    store = GitReader(path, branch)
+    return due(store.list_runs(), now, days, archived_runs(store.list_files(f"{ARCHIVE_FOLDER}/")))
 
 
 def archive_run(path: Path, run_id: str, branch: str = STATE_BRANCH) -> bool:

@@ -77,6 +77,7 @@ class SqliteDeliveryQueue:
         self.clock = clock
         self.keep_applied_s = keep_applied_s
         self.local = threading.local()
+        self.writing = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         connection = self._connection()
         connection.execute("PRAGMA journal_mode=WAL")
@@ -91,15 +92,20 @@ class SqliteDeliveryQueue:
         return connection
 
     def _write(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
-        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction: the write lock first, then the read."""
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction: the write lock first, then the read. This
+        process's writers queue for it on a lock of their own first: SQLite's busy handler makes a writer that
+        finds the file locked sleep, longer each time (up to 100 ms a sleep), so under a worker's steady writes a
+        put, which GitHub waits for, slept for seconds; a thread waiting on the lock wakes as soon as it is free.
+        Another process on the same file is still waited for by the busy handler."""
         connection = self._connection()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(connection, self.clock())
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+        with self.writing:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(connection, self.clock())
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
         return result
 
     def put(self, item: QueuedDelivery) -> bool:

@@ -19,7 +19,10 @@ from app.github.commits import MUTATION
 from app.github.throttle import (
     CONTENT_PER_HOUR,
     CONTENT_PER_MINUTE,
+    HOUR_HELD_S,
     MAX_WAIT_S,
+    MINUTE_HELD_S,
+    WINDOW_S,
     BoundedRateLimitRetry,
     ContentLimiter,
     ContentQuotaFull,
@@ -40,13 +43,28 @@ def test_the_81st_in_a_minute_waits_for_the_oldest_to_leave_the_window_or_fails_
         limiter.acquire()
     assert clock.slept == []
     with pytest.raises(ContentQuotaFull, match="80 content-creating requests were sent to GitHub in the last minute"):
-        limiter.acquire()  # the oldest leaves the window in 60 s: longer than a delivery may wait
+        limiter.acquire()  # the oldest leaves the window in 62 s (its minute and the margin): too long to wait
     assert len(limiter.sent) == CONTENT_PER_MINUTE
-    clock.now += 57.0  # 3 s before the oldest leaves
+    clock.now += MINUTE_HELD_S - 3.0  # 3 s before the oldest leaves
     limiter.acquire()
     assert clock.slept == [pytest.approx(3.0)]
     window = [t for t in limiter.sent if t > clock.now - 60]
     assert len(window) <= CONTENT_PER_MINUTE  # never more than 80 in any minute
+
+
+def test_a_place_is_held_past_its_minute_so_late_arrivals_still_make_at_most_80_a_minute() -> None:
+    # SPEC GH8: GitHub counts arrivals; a request that took its place at t may arrive up to TRANSIT_MARGIN_S later
+    # than one that took its place before it, and the minute GitHub sees still holds at most 80
+    clock = VirtualClock()
+    limiter = ContentLimiter(clock=clock, sleep=clock.sleep, max_wait_s=120.0)
+    late = 2.0  # seconds: as late as TRANSIT_MARGIN_S allows
+    arrivals: list[float] = []
+    for n in range(400):
+        limiter.acquire()
+        arrivals.append(clock.now + (late if n == 79 else 0.0))  # the 80th is slow on its way
+        clock.now += 0.05
+    arrivals.sort()
+    assert max(sum(1 for t in arrivals if start <= t < start + WINDOW_S) for start in arrivals) <= CONTENT_PER_MINUTE
 
 
 def test_the_window_slides_so_no_minute_holds_more_than_80() -> None:
@@ -69,7 +87,7 @@ def test_no_hour_holds_more_than_500_even_when_every_minute_holds_fewer_than_80(
         clock.now += 1.0  # 60 a minute: the minute's window never fills
     with pytest.raises(ContentQuotaFull, match="500 content-creating requests in the last hour"):
         limiter.acquire()  # the oldest leaves the hour in 3,100 s
-    clock.now += 3600.0 - CONTENT_PER_HOUR - 2.0  # 2 s before the oldest leaves the hour
+    clock.now += HOUR_HELD_S - CONTENT_PER_HOUR - 2.0  # 2 s before the oldest leaves the hour (and its margin)
     limiter.acquire()
     assert clock.slept == [pytest.approx(2.0)]
 
@@ -237,7 +255,7 @@ def test_a_request_never_waits_longer_than_the_bound_in_all_even_behind_another_
     bound = 0.3
     limiter = ContentLimiter(per_minute=2, max_wait_s=bound)
     start = time.monotonic()
-    limiter.sent.extend([start - 60 + 0.25, start - 60 + 0.5])  # places free in 0.25 s and in 0.5 s
+    limiter.sent.extend([start - MINUTE_HELD_S + 0.25, start - MINUTE_HELD_S + 0.5])  # free in 0.25 s, in 0.5 s
     waited: dict[str, float | str] = {}
 
     def ask(name: str) -> None:

@@ -160,4 +160,4 @@ def test_the_readme_says_what_archive_does() -> None:
     assert f"last written more than {DEFAULT_DAYS} days ago (`--older-than`; 0 archives none)" in section
     assert f"`{archive_path('<run-id>')}`" in section and "one compare-and-swap commit per run" in section
     assert "an edited archive fails `verify`" in section and "a run that has not ended is refused" in section
-    assert "the service does not archive on GitHub yet" in section
+    assert "`interlock archive --remote`" in section  # on GitHub: tests/store/test_archive_remote.py

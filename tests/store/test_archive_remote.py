@@ -1,0 +1,133 @@
+"""Archiving on GitHub (issue 27): the scheduled workflow's job runs ``interlock archive --remote URL`` in a
+checkout of the default branch, whose ``.github/interlock.yml`` says ``archive_after_days``; the state branch
+is fetched into a scratch clone, archived there and pushed back as a fast-forward. Here the remote is a real
+bare repository, as the action's script builds its URL, and the job is the action's own script.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import app.runner.archive_remote as archive_remote_module
+from app.github.config import RepoConfig
+from app.runner.archive_remote import archive_remote
+from app.store.archive import DEFAULT_DAYS, archive_path
+from tests.helpers import ROOT
+from tests.runner.test_action import ACTION, run_action_script
+from tests.runner.test_job import PUSH_TOKEN
+from tests.store.test_archive import ended_run
+
+WORKFLOW = ROOT / ".github" / "workflows" / "interlock-archive.yml"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def origin_with_an_old_ended_run(tmp_path: Path, monkeypatch: Any) -> tuple[Path, str]:
+    """``tmp_path/origin.git`` (where the action's script finds the repository) holding a state branch with a
+    run cancelled 40 days ago."""
+    bench, run_id = ended_run(tmp_path / "local", monkeypatch)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "--quiet", "--mirror", str(bench.folder), str(origin))
+    return origin, run_id
+
+
+def run_folder(origin: Path, run_id: str) -> list[str]:
+    return git(origin, "ls-tree", "-r", "--name-only", "interlock/state", f"runs/{run_id}/").split()
+
+
+def checkout_with(tmp_path: Path, config: str | None) -> Path:
+    """The job's sparse checkout of the default branch: ``.github/interlock.yml`` holding ``config``."""
+    checkout = tmp_path / "workspace"
+    (checkout / ".github").mkdir(parents=True, exist_ok=True)
+    path = checkout / ".github" / "interlock.yml"
+    path.unlink(missing_ok=True)
+    if config is not None:
+        path.write_text(config)
+    return checkout
+
+
+def test_the_scheduled_job_archives_what_the_repository_configuration_says(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC GH4 (issue 27): archive_after_days decides; 0 never; the default 30; verify reads the pushed archive
+    origin, run_id = origin_with_an_old_ended_run(tmp_path, monkeypatch)
+    files = run_folder(origin, run_id)
+    job = {"command": "archive", "token": PUSH_TOKEN}
+    for config in ("archive_after_days: 50\n", "archive_after_days: 0\n"):
+        kept = run_action_script(tmp_path, checkout_with(tmp_path, config), job)
+        assert kept.returncode == 0 and kept.stdout.startswith("no ended run older than"), kept.stderr
+        assert run_folder(origin, run_id) == files
+    done = run_action_script(tmp_path, checkout_with(tmp_path, "extends: octo/base\n"), job)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [  # a base's value is not read: said, and the default used
+        ".github/interlock.yml extends octo/base, which this command does not read: archive_after_days is 30 unless"
+        " this file sets it",
+        f"run {run_id}: archived",
+    ]
+    assert run_folder(origin, run_id) == [] and git(origin, "ls-tree", "--name-only", "interlock/state", "archive/")
+    assert archive_path(run_id) in git(origin, "ls-tree", "-r", "--name-only", "interlock/state")
+    verified = subprocess.run(["interlock", "verify", run_id, "--repo", str(origin)], capture_output=True, text=True)
+    assert verified.returncode == 0 and "verified" in verified.stdout, verified.stderr
+
+
+def test_a_configuration_that_is_wrong_is_refused_naming_the_key(tmp_path: Path, monkeypatch: Any) -> None:
+    # issue 27: no archive on a guess
+    origin, run_id = origin_with_an_old_ended_run(tmp_path, monkeypatch)
+    for config in ("archive_after_days: -1\n", "archive_after_days: soon\n"):
+        refused = run_action_script(tmp_path, checkout_with(tmp_path, config), {"command": "archive"})
+        assert refused.returncode == 2 and "archive_after_days" in refused.stderr, refused.stderr
+    assert run_folder(origin, run_id) != []
+
+
+def test_a_writer_that_moves_the_branch_meanwhile_loses_nothing(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC J2: the push is a fast-forward of the head fetched; a save in between makes the pass start again
+    origin, run_id = origin_with_an_old_ended_run(tmp_path, monkeypatch)
+    writer = tmp_path / "writer"
+    git(tmp_path, "clone", "--quiet", "-b", "interlock/state", str(origin), str(writer))
+    real, passes = archive_remote_module.archive_run, []
+
+    def archive_while_a_writer_saves(path: Path, name: str) -> bool:
+        passes.append(name)
+        if len(passes) == 1:  # the service saves another run's transition between the fetch and the push
+            (writer / "board.md").write_text("a save that came first\n")
+            git(writer, "add", "board.md")
+            git(writer, "-c", "user.name=s", "-c", "user.email=s@s", "commit", "--quiet", "-m", "a save")
+            git(writer, "push", "--quiet", "origin", "HEAD:interlock/state")
+        return real(path, name)
+
+    monkeypatch.setattr(archive_remote_module, "archive_run", archive_while_a_writer_saves)
+    done = archive_remote(f"file://{origin}", None, tmp_path / "scratch", 30, datetime.now(UTC))
+    assert done == [(run_id, True)] and passes == [run_id, run_id]
+    saved = git(writer, "rev-parse", "HEAD").strip()
+    assert git(origin, "merge-base", "--is-ancestor", saved, "interlock/state") == ""  # the save is kept
+    assert git(origin, "show", "interlock/state:board.md") == "a save that came first\n"
+    assert run_folder(origin, run_id) == []
+
+
+def test_the_archive_workflow_runs_daily_with_a_write_token_only_for_contents() -> None:
+    # issue 27: what a repository copies to archive on GitHub; the action's `archive` command exists
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert workflow[True]["schedule"][0]["cron"] and "workflow_dispatch" in workflow[True]  # `on:` reads as True
+    assert workflow["permissions"] == {} and workflow["concurrency"]["group"] == "interlock-archive"
+    job = workflow["jobs"]["archive"]
+    assert job["permissions"] == {"contents": "write"}
+    checkout, action = job["steps"]
+    assert checkout["with"]["persist-credentials"] is False and checkout["with"]["sparse-checkout"] == ".github"
+    assert action["with"] == {"command": "archive"}
+    assert 'archive --remote "$remote"' in ACTION.read_text()
+    assert RepoConfig().archive_after_days == DEFAULT_DAYS
+
+
+def test_the_readme_names_the_key_and_the_workflow() -> None:
+    # issue 27: the README's words are the behaviour tested above
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    section = readme.split("**Archiving ended runs.**", 1)[1].split("### ", 1)[0]
+    assert "`.github/workflows/interlock-archive.yml`" in section and "`archive_after_days`" in section
+    assert "one fast-forward push" in section and "no API request" in section
+    assert "starts again on the new head" in section
+    assert f"archive_after_days: {DEFAULT_DAYS}" in readme  # in the configuration's example
