@@ -23,6 +23,7 @@ import typer
 
 from app.cli_runs import Repo, refuse
 
+MAX_DAYS = 36500  # as ``archive_after_days`` allows: a century
 RemoteOpt = Annotated[
     str | None, typer.Option("--remote", help="Archive the state branch of this git remote (URL) instead.")
 ]
@@ -33,8 +34,8 @@ def archive_days(repo: Path, older_than: int | None) -> int:
     from app.github.config import CONFIG_PATH, ConfigInvalid, parse_config
 
     if older_than is not None:
-        if older_than < 0:
-            refuse(f"--older-than must be 0 (never) or more days, not {older_than}")
+        if not 0 <= older_than <= MAX_DAYS:
+            refuse(f"--older-than must be 0 (never) or more days, at most {MAX_DAYS}, not {older_than}")
         return older_than
     path = repo / CONFIG_PATH
     try:
@@ -60,6 +61,7 @@ def register_archive(cli: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Replace the files of ended runs on the state branch by one archive file each."""
+        from app.redact import Redactor
         from app.runner.archive_remote import archive_remote
         from app.store.archive_git import ArchiveRefused, archive_run, due_on_branch
 
@@ -74,7 +76,7 @@ def register_archive(cli: typer.Typer) -> None:
                 names = [run_id] if run_id is not None else due_on_branch(repo, now, days)
                 done = [(name, archive_run(repo, name)) for name in names]
         except ArchiveRefused as exc:
-            refuse(str(exc))
+            refuse(Redactor().text(str(exc)))
         if not done:
             typer.echo(f"no ended run older than {days} days: nothing to archive")
         for name, packed in done:

@@ -23,14 +23,21 @@ from urllib.parse import quote
 import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
-from githubkit.exception import RequestFailed
+from githubkit.exception import RateLimitExceeded, RequestFailed
 from githubkit.retry import RetryChainDecision, RetryServerError
 
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
 from app.github.snapshot import Snapshot, read_snapshot
-from app.github.throttle import BoundedRateLimitRetry, ContentLimiter, ContentThrottler, Limiter, whole_seconds
+from app.github.throttle import (
+    WINDOW_S,
+    BoundedRateLimitRetry,
+    ContentLimiter,
+    ContentThrottler,
+    Limiter,
+    whole_seconds,
+)
 from app.redact import Redactor
 
 RAW = {"accept": "application/vnd.github.raw+json"}
@@ -40,6 +47,18 @@ class GitHubError(InterlockError):
     def __init__(self, method: str, url: str, status: int, message: str) -> None:
         self.status = status
         super().__init__(f"GitHub answered {status} to {method} {url}: {message}")
+
+
+class RateLimited(GitHubError):
+    """GitHub refused the request for a rate limit (403 or 429: a secondary limit's ``retry-after``, or the
+    primary limit spent until its reset), and the one retry within the bound did not help: ``wait_s`` is how
+    long GitHub asked to wait, a minute when it did not say. The delivery queue waits that long
+    (``app/webhooks/workers.py``) instead of counting it as a failure.
+    https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit"""
+
+    def __init__(self, method: str, url: str, status: int, message: str, wait_s: float) -> None:
+        super().__init__(method, url, status, message)
+        self.wait_s = wait_s
 
 
 class RefConflict(GitHubError):
@@ -148,6 +167,9 @@ class Installation:
     ) -> Any:
         try:
             response = self.github.request(method, url, json=json, params=params, headers=headers)
+        except RateLimitExceeded as exc:
+            wait = exc.retry_after.total_seconds() if exc.retry_after is not None else WINDOW_S
+            raise RateLimited(method, url, exc.response.status_code, exc.response.text[:300], max(wait, 0.0)) from None
         except RequestFailed as exc:
             status = exc.response.status_code
             if missing_ok and status == 404:

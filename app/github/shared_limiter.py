@@ -111,6 +111,14 @@ return 0
 """
 
 
+# KEYS: pause key. ARGV: ms. A pause is only ever lengthened: a shorter ``retry-after`` told to one replica
+# never ends a longer one another replica was told, as the in-process limiter keeps the longer too.
+_PAUSE = """
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
+return 1
+"""
+
+
 class RedisContentLimiter:
     """``ContentLimiter``'s interface (``acquire``, ``ContentQuotaFull`` past ``max_wait_s``) for one
     installation, shared through Redis; ``pause(seconds)`` records GitHub's back-off for every replica. The
@@ -134,6 +142,7 @@ class RedisContentLimiter:
         base = f"{prefix}:limit:{installation_id}"
         self.keys = [f"{base}:minute", f"{base}:hour", f"{base}:pause"]
         self.script = client.register_script(_TAKE)
+        self.pausing = client.register_script(_PAUSE)
         self.fallback = ContentLimiter(
             per_minute=max(per_minute // replicas, 1), max_wait_s=max_wait_s, per_hour=max(per_hour // replicas, 1)
         )
@@ -168,7 +177,7 @@ class RedisContentLimiter:
         if self.link.skipped():
             return
         try:
-            self.client.set(self.keys[2], "1", px=max(int(seconds * 1000), 1))
+            self.pausing(keys=[self.keys[2]], args=[max(int(seconds * 1000), 1)])
         except REDIS_ERRORS as error:
             self.link.fell_back(error, self.fallback.per_minute)
 

@@ -60,9 +60,7 @@ class ContentQuotaFull(InterlockError):
     def __init__(self, wait_s: float, why: str = "") -> None:
         self.wait_s = wait_s
         why = why or f"{CONTENT_PER_MINUTE} content-creating requests were sent to GitHub in the last minute"
-        super().__init__(
-            f"{why}; the next may go in {wait_s:.1f}s, longer than a delivery waits ({MAX_WAIT_S:g}s): redeliver it"
-        )
+        super().__init__(f"{why}; the next may go in {wait_s:.1f}s, longer than a request waits ({MAX_WAIT_S:g}s)")
 
 
 class Limiter(Protocol):

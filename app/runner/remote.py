@@ -33,6 +33,12 @@ class PushRefused(RemoteError):
     """The remote refused the push for another reason than a concurrent writer (a protected branch, a rule)."""
 
 
+# What git reports when the branch moved under a push: behind it (``non-fast-forward``, ``fetch first``), or
+# moved by another writer between the remote's check and its ref update ("cannot lock ref …: is at X but
+# expected Y", which GitHub answers too when an API write races the push).
+MOVED = ("(non-fast-forward)", "(fetch first)", "but expected")
+
+
 class Remote:
     def __init__(self, workdir: Path, token: str | None = None, remote: str = "origin", partial: str = "") -> None:
         """``partial``, a filter such as ``blob:none``, makes every fetch partial: for a scratch repository that
@@ -131,7 +137,7 @@ class Remote:
         if result.returncode == 0:
             return True
         report = (result.stdout + result.stderr).decode(errors="replace")
-        if "(non-fast-forward)" in report or "(fetch first)" in report:
+        if any(moved in report for moved in MOVED):
             return False
         raise PushRefused(f"the push to {branch} was refused: {report.strip()[-500:]}")
 

@@ -15,7 +15,7 @@ import pygit2
 
 from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
-from app.store.archive import ARCHIVE_FOLDER, ENDED, archive_path, archived_runs, due, pack
+from app.store.archive import ARCHIVE_FOLDER, ENDED, archive_path, archived_runs, due, pack, unpack
 from app.store.gitstore_read import GitReader
 from app.store.journal import RUNS_FOLDER, STATE_BRANCH, record_path
 from app.store.layout import logical
@@ -52,12 +52,18 @@ def _archived_tree(repo: pygit2.Repository, root: pygit2.Tree, run_id: str) -> p
     folder = _subtree(repo, runs, run_id) if runs is not None else None
     if runs is None or folder is None:
         return None
-    blob = repo.create_blob(pack(_files(repo, folder, f"{RUNS_FOLDER}/{run_id}/")))
+    files = _files(repo, folder, f"{RUNS_FOLDER}/{run_id}/")
+    old_archive = _subtree(repo, root, ARCHIVE_FOLDER)
+    name = archive_path(run_id).rsplit("/", 1)[1]
+    if old_archive is not None and name in old_archive:  # a file written after the run was archived (a late
+        earlier = repo[old_archive[name].id]  # mission record): packed with what the archive holds, never over it
+        assert isinstance(earlier, pygit2.Blob)
+        files = {**files, **unpack(earlier.data, archive_path(run_id))}
+    blob = repo.create_blob(pack(files))
     runs_builder = repo.TreeBuilder(runs)
     runs_builder.remove(run_id)
-    old_archive = _subtree(repo, root, ARCHIVE_FOLDER)
     archive_builder = repo.TreeBuilder(old_archive) if old_archive is not None else repo.TreeBuilder()
-    archive_builder.insert(archive_path(run_id).rsplit("/", 1)[1], blob, pygit2.enums.FileMode.BLOB)
+    archive_builder.insert(name, blob, pygit2.enums.FileMode.BLOB)
     top = repo.TreeBuilder(root)
     top.insert(RUNS_FOLDER, runs_builder.write(), pygit2.enums.FileMode.TREE)
     top.insert(ARCHIVE_FOLDER, archive_builder.write(), pygit2.enums.FileMode.TREE)

@@ -21,6 +21,7 @@ import socket
 import threading
 from collections.abc import Callable
 
+from app.github.client import RateLimited
 from app.github.config import ConfigInvalid
 from app.github.throttle import ContentQuotaFull
 from app.redact import Redactor
@@ -167,7 +168,7 @@ class Workers:
             reason = refusal(delivery, exc)
             if reason is not None:
                 self.end_failed(item, reason)
-            elif isinstance(exc, ContentQuotaFull):
+            elif isinstance(exc, ContentQuotaFull | RateLimited):
                 self.wait_for_quota(item, delivery, exc)
             else:
                 self.retry_or_fail(item, delivery, exc)
@@ -187,10 +188,11 @@ class Workers:
         self.queue.retry(item.delivery_id, error, delay)
         self.on_end("retried")
 
-    def wait_for_quota(self, item: QueuedDelivery, delivery: Delivery, exc: ContentQuotaFull) -> None:
-        """The installation's content quota is full (or GitHub asked it to wait): the delivery waits until the
-        quota has room, its attempt given back, however long that is. Failing it after a few back-offs would
-        lose it: GitHub saw a 202, so neither its failed-deliveries list nor the sweep would ever bring it back."""
+    def wait_for_quota(self, item: QueuedDelivery, delivery: Delivery, exc: ContentQuotaFull | RateLimited) -> None:
+        """The installation's content quota is full, or GitHub answered with a rate limit: the delivery waits
+        until the quota has room or GitHub's wait is over, its attempt given back, however long that is. Failing it
+        after a few back-offs would lose it: GitHub saw a 202, so neither its failed-deliveries list nor the sweep
+        would ever bring it back."""
         delay = min(QUOTA_WAIT_CAP_S, max(RETRY_BASE_S, exc.wait_s))
         log.info("%s waits %.1fs for the content quota (%s)", delivery.describe(), delay, escaped(str(exc)))
         self.queue.retry(item.delivery_id, Redactor().text(str(exc)), delay, counted=False)

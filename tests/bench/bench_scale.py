@@ -252,8 +252,10 @@ def noise(run: RunRef, n: int) -> tuple[str, dict[str, Any]]:
 class Fleet:
     """One system under load: its replicas, the stand-in, the deliveries sent and what the journals applied."""
 
-    def __init__(self, root: Path, system: str, runs: int, deliveries: int, rng: random.Random) -> None:
-        self.root, self.system, self.rng = root, system, rng
+    def __init__(
+        self, root: Path, system: str, runs: int, deliveries: int, rng: random.Random, kill: bool = True
+    ) -> None:
+        self.root, self.system, self.rng, self.kill = root, system, rng, kill
         repos = [f"octo/app-{n:02d}" for n in range(REPOS)]
         self.runs = [
             RunRef(repo, issue, 100 + n % INSTALLATIONS) for issue in range(1, runs + 1) for n, repo in enumerate(repos)
@@ -390,6 +392,8 @@ class Fleet:
     def kill_one(self) -> None:
         """SIGKILL a replica at a random moment of the noise, start it again 2 s later; then send what met no
         live replica meanwhile, as the sweep would ask GitHub to."""
+        if not self.kill:
+            return
         when = self.rng.uniform(0.2, 0.6) * self.noise_total
         while self.noise_sent < when and not self.stopping.is_set():
             time.sleep(0.05)
@@ -487,6 +491,7 @@ class Fleet:
             lost=len(self.tally.run_deliveries - {key for _, key in applied}),
             doubled=sum(n - 1 for n in applied.values()) + sum(n - 1 for n in dispatched.values()),
             peak=self.stand_in.peak_per_minute(),
+            content=sum(len(times) for who, times in self.stand_in.content.items() if who != "app"),
             p50_ms=cuts[49] * 1000,
             p99_ms=cuts[98] * 1000,
             unfinished=len(self.runs) - len(self.finished),
@@ -507,6 +512,7 @@ class Figures:
     lost: int
     doubled: int
     peak: int
+    content: int
     p50_ms: float
     p99_ms: float
     unfinished: int
@@ -531,6 +537,7 @@ COLUMNS = [
     ("lost", 5, 0),
     ("doubled", 8, 0),
     ("peak", 5, 0),
+    ("content", 8, 0),
     ("p50 ms", 8, 1),
     ("p99 ms", 8, 1),
     ("unfin", 6, 0),
@@ -546,16 +553,18 @@ def main() -> None:
     parser.add_argument("--deliveries", type=int, default=10_000)
     parser.add_argument("--systems", default="redis,sqlite")
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--no-kill", action="store_true", help="kill no replica (to compare the rest alone)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     print(HEADER, flush=True)
     for system in args.systems.split(","):
         with tempfile.TemporaryDirectory(prefix=f"interlock-bench-scale-{system}-") as folder:
-            print(Fleet(Path(folder), system, args.runs, args.deliveries, rng).measure().line(), flush=True)
+            fleet = Fleet(Path(folder), system, args.runs, args.deliveries, rng, kill=not args.no_kill)
+            print(fleet.measure().line(), flush=True)
     print(
         f"{args.runs} runs on {REPOS} repositories of {INSTALLATIONS} installations; runs' = the runs' own deliveries;"
         " peak = the most content-creating requests one installation got in any 60 s, both replicas together"
-        f" (GitHub's limit {CONTENT_PER_MINUTE}); load average {os.getloadavg()[0]:.1f}"
+        f" (GitHub's limit {CONTENT_PER_MINUTE}); content = all of them; load average {os.getloadavg()[0]:.1f}"
     )
 
 

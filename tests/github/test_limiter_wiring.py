@@ -14,7 +14,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from app.engine.record import Status
-from app.github.client import GitHubApp, GitHubError
+from app.github.client import GitHubApp, RateLimited
 from app.github.shared_limiter import RedisContentLimiter
 from app.github.throttle import CONTENT_PER_MINUTE, ContentLimiter, ContentQuotaFull
 from app.webhooks.handlers import service_router
@@ -94,8 +94,9 @@ def test_a_secondary_limit_answer_to_one_replica_pauses_the_installation_for_the
         fake.fail("POST", "/issues/1/comments", 403, headers={"retry-after": "120"})
     else:
         one.transport = SecondaryLimit(fake)
-    with pytest.raises(GitHubError, match="403"):
+    with pytest.raises(RateLimited, match="403") as told:  # a GitHubError the delivery queue waits out
         one.installation(42).comment(REPO, 1, "told to wait")
+    assert told.value.wait_s >= 120  # retry-after's 120 s, or the reset's far future
     sent = len(fake.calls("POST"))
     with pytest.raises(ContentQuotaFull, match="GitHub asked to wait"):
         two.installation(42).comment(REPO, 1, "from the other replica")

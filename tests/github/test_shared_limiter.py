@@ -37,6 +37,17 @@ def test_a_pause_recorded_by_one_is_honoured_by_the_other(redis_url: str) -> Non
         two.acquire()
 
 
+def test_a_shorter_pause_told_to_another_replica_never_ends_a_longer_one(redis_url: str) -> None:
+    # SPEC GH8: GitHub asked one replica to wait 120 s, then another 5 s: every replica waits the 120 s
+    one = RedisContentLimiter(redis.Redis.from_url(redis_url), 10, max_wait_s=0)
+    two = RedisContentLimiter(redis.Redis.from_url(redis_url), 10, max_wait_s=0)
+    one.pause(120)
+    two.pause(5)
+    with pytest.raises(ContentQuotaFull) as waited:
+        RedisContentLimiter(redis.Redis.from_url(redis_url), 10, max_wait_s=0).acquire()  # a third, new replica
+    assert waited.value.wait_s > 100
+
+
 def test_redis_down_falls_back_at_quota_over_replicas(caplog: pytest.LogCaptureFixture) -> None:
     # SPEC GH8: Redis unreachable never fails a request: in-process at 80 / replicas, said once
     client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=None)

@@ -161,3 +161,27 @@ def test_the_readme_says_what_archive_does() -> None:
     assert f"`{archive_path('<run-id>')}`" in section and "one compare-and-swap commit per run" in section
     assert "an edited archive fails `verify`" in section and "a run that has not ended is refused" in section
     assert "`interlock archive --remote`" in section  # on GitHub: tests/store/test_archive_remote.py
+
+
+def test_a_file_written_after_the_archive_is_packed_with_it_never_over_it(tmp_path: Path, monkeypatch: Any) -> None:
+    # SPEC C5 (issue 27): a late file (a mission record stored after the run was archived) brings the folder back;
+    # archiving again adds it to the archive, and every file archived before stays, so verify still passes
+    bench, run_id = ended_run(tmp_path, monkeypatch)
+    assert interlock(bench, "archive").returncode == 0
+    show = ["git", "show", f"interlock/state:{archive_path(run_id)}"]
+    before = unpack(subprocess.run(show, cwd=bench.folder, capture_output=True, check=True).stdout, "x")
+    worktree = tmp_path / "late-writer"
+    git(bench, "worktree", "add", "--quiet", str(worktree), "interlock/state")
+    late = worktree / "runs" / run_id / "missions" / "late.json"
+    late.parent.mkdir(parents=True)
+    late.write_text("{}\n")
+    subprocess.run(["git", "add", "-A"], cwd=worktree, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qm", "late"], cwd=worktree, check=True
+    )
+    again = interlock(bench, "archive", run_id)
+    assert again.returncode == 0 and again.stdout == f"run {run_id}: archived\n", again.stderr
+    after = unpack(subprocess.run(show, cwd=bench.folder, capture_output=True, check=True).stdout, "x")
+    assert after == {**before, f"runs/{run_id}/missions/late.json": b"{}\n"} and branch_files(bench, run_id) == []
+    verified = interlock(bench, "verify", run_id)
+    assert verified.returncode == 0 and "verified" in verified.stdout, verified.stdout + verified.stderr

@@ -16,6 +16,7 @@ import yaml
 import app.runner.archive_remote as archive_remote_module
 from app.github.config import RepoConfig
 from app.runner.archive_remote import archive_remote
+from app.runner.remote import Remote
 from app.store.archive import DEFAULT_DAYS, archive_path
 from tests.helpers import ROOT
 from tests.runner.test_action import ACTION, run_action_script
@@ -128,6 +129,50 @@ def test_the_readme_names_the_key_and_the_workflow() -> None:
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     section = readme.split("**Archiving ended runs.**", 1)[1].split("### ", 1)[0]
     assert "`.github/workflows/interlock-archive.yml`" in section and "`archive_after_days`" in section
-    assert "one fast-forward push" in section and "no API request" in section
-    assert "starts again on the new head" in section
+    assert "a fast-forward push of its own" in section and "no API request" in section
+    assert "goes on from that run on the new head" in section and "wins the race at the remote's ref update" in section
+    assert "packed with its archive, never over it" in section and "user and password are never printed" in section
     assert f"archive_after_days: {DEFAULT_DAYS}" in readme  # in the configuration's example
+
+
+def test_a_push_that_loses_the_race_at_the_ref_update_is_a_moved_branch(tmp_path: Path) -> None:
+    # SPEC J2: another writer can move the branch after the remote checked the push and before it updates the
+    # ref ("cannot lock ref …: is at X but expected Y", GitHub's answer too): the pass fetches again, it is no
+    # refusal that stops it. The origin's pre-receive hook makes that race happen once, every time.
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(origin))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "--quiet", "-b", "interlock/state", str(seed))
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m"]
+    git(seed, *commit, "base")
+    git(seed, "push", "--quiet", str(origin), "HEAD:refs/heads/interlock/state")
+    git(seed, *commit, "the other writer's save")
+    git(seed, "push", "--quiet", str(origin), "HEAD:refs/heads/other")
+    hook = origin / "hooks" / "pre-receive"
+    other = git(seed, "rev-parse", "HEAD").strip()
+    hook.write_text(
+        f"#!/bin/sh\n[ -e {tmp_path}/raced ] && exit 0\ntouch {tmp_path}/raced\n"
+        f"env -u GIT_QUARANTINE_PATH git update-ref refs/heads/interlock/state {other}\n"
+    )
+    hook.chmod(0o755)
+    git(seed, "reset", "--quiet", "--hard", "HEAD~1")
+    git(seed, *commit, "an archive")
+    remote = Remote(seed, remote=f"file://{origin}")
+    assert remote.push(git(seed, "rev-parse", "HEAD").strip(), "interlock/state") is False
+    assert git(origin, "rev-parse", "interlock/state").strip() == other  # the writer's save stands
+
+
+def test_a_url_with_a_password_is_named_without_it(tmp_path: Path) -> None:
+    # the standards: nothing printed carries a secret; a remote's URL may hold one
+    from tests.git_http import serve_git
+
+    root = tmp_path / "srv"
+    root.mkdir()
+    git(root, "init", "--quiet", "--bare", str(root / "empty.git"))
+    secret = "hunter2hunter2pass"  # no known token shape: only the URL's syntax says it is a password
+    with serve_git(root) as (url, _):
+        remote = url.replace("http://", f"http://someone:{secret}@") + "/empty.git"
+        command = ["interlock", "archive", "--remote", remote, "--repo", str(checkout_with(tmp_path, None))]
+        refused = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "has no interlock/state branch" in refused.stderr
+    assert secret not in refused.stdout + refused.stderr and url in refused.stderr

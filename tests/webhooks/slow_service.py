@@ -23,7 +23,7 @@ from app.webhooks.router import Outcome, Router
 from app.webhooks.service import create_app
 from app.webhooks.settings import settings_from_env
 
-HANDLER_S = 0.05  # long enough that a kill lands while deliveries wait and run
+HANDLER_S = float(os.environ.get("SLOW_HANDLER_S", "0.05"))  # long enough that a kill lands while deliveries run
 
 
 def append(path: Path, line: str) -> None:

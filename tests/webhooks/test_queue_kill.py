@@ -29,7 +29,7 @@ from tests.helpers import ROOT
 from tests.webhooks.conftest import SECRET, pem_key, signed
 
 DELIVERIES = 40
-REDIS_DELIVERIES = 90  # over 3 repositories: 50 ms each, at most 3 at once, so the kill lands mid-run
+REDIS_DELIVERIES = 90  # over 3 repositories: 150 ms each, at most 3 at once, so the kill lands mid-run
 WORKERS = 2
 SETTLE_S = 60.0  # only keeps a broken test from hanging
 
@@ -135,7 +135,8 @@ def test_two_services_on_one_redis_queue_apply_each_delivery_once_when_one_is_ki
     # SPEC GH8: any replica takes any delivery; one killed mid-delivery loses nothing, the other takes over its
     # leases after the visibility timeout; each delivery is applied once, a repository's in order, none stuck
     applied, journal, logs = tmp_path / "applied.txt", tmp_path / "journal.txt", tmp_path / "service.log"
-    env = {"INTERLOCK_REDIS_URL": redis_url, "INTERLOCK_VISIBILITY_S": "2"}
+    # 150 ms a delivery: the 90 take 4.5 s, so on a loaded machine they are not all applied before the posting ends
+    env = {"INTERLOCK_REDIS_URL": redis_url, "INTERLOCK_VISIBILITY_S": "2", "SLOW_HANDLER_S": "0.15"}
     ports = [free_port(), free_port()]
     launched = [launch(port, applied, tmp_path / f"data-{n}", logs, env, journal) for n, port in enumerate(ports)]
     first, second = (healthy(process, port, logs) for process, port in zip(launched, ports, strict=True))
