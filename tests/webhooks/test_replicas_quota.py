@@ -42,7 +42,7 @@ class Counted:
     """The stand-in's content-creating requests, each with when it came and for which installation's token."""
 
     def __init__(self, fake: FakeGitHub) -> None:
-        self.handle, self.lock = fake.handle, threading.Lock()
+        self.handle, self.lock, self.serving = fake.handle, threading.Lock(), threading.Lock()
         self.seen: list[tuple[float, str]] = []
         fake.handle = self  # type: ignore[method-assign]  # Loopback hands every request to fake.handle
 
@@ -51,7 +51,8 @@ class Counted:
             auth = request.headers.get("authorization", "")
             with self.lock:
                 self.seen.append((time.monotonic(), auth.rsplit("ghs_", 1)[1] if "ghs_" in auth else "app"))
-        return self.handle(request)
+        with self.serving:  # the stand-in is not thread-safe: two comments at once could get one id
+            return self.handle(request)
 
     def most_in_a_minute(self, who: str) -> int:
         times = sorted(at for at, by in self.seen if by == who)
