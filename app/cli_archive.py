@@ -63,15 +63,17 @@ def register_archive(cli: typer.Typer) -> None:
         """Replace the files of ended runs on the state branch by one archive file each."""
         from app.redact import Redactor
         from app.runner.archive_remote import archive_remote
+        from app.runner.remote import push_token
         from app.store.archive_git import ArchiveRefused, archive_run, due_on_branch
 
         days = archive_days(repo, older_than)
         now = datetime.now(UTC)
         try:
             if remote is not None:
-                token = os.environ.get("INTERLOCK_PUSH_TOKEN") or os.environ.get("GITHUB_TOKEN")
                 with tempfile.TemporaryDirectory(prefix="interlock-archive-") as scratch:
-                    done = archive_remote(remote, token, Path(scratch) / "state.git", days, now, run_id)
+                    done = archive_remote(
+                        remote, push_token(os.environ), Path(scratch) / "state.git", days, now, run_id
+                    )
             else:
                 names = [run_id] if run_id is not None else due_on_branch(repo, now, days)
                 done = [(name, archive_run(repo, name)) for name in names]

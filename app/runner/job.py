@@ -35,7 +35,7 @@ from app.runner.isolate import take_token
 from app.runner.orders import Order, read_order
 from app.runner.partial import BLOBLESS, ready_for_agent
 from app.runner.records import Assignment, masked_outcome, mission_record, run_advisor, run_check
-from app.runner.remote import Remote
+from app.runner.remote import Remote, push_token
 from app.runner.satellites import check_out, commit_satellites, main_url, prompt_note, push_satellites
 from app.store.journal import STATE_BRANCH, encode_json, mission_path, numbered, orders_folder, record_path
 from app.store.layout import V2, bucket
@@ -158,7 +158,7 @@ def deliver_phase(
     """Check and push the agent's commits, then store the mission record (compare-and-swap)."""
     env = dict(os.environ if env is None else env)
     redactor = Redactor(env)
-    token = env.get("INTERLOCK_PUSH_TOKEN") or env.get("GITHUB_TOKEN")
+    token = push_token(env)
     remote = Remote(settings.workdir, token=token, remote=settings.remote, partial=settings.partial)
     state, run = read_run(remote, settings)
     if not awaits(run, settings.seq):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,6 +32,12 @@ class RemoteError(InterlockError):
 
 class PushRefused(RemoteError):
     """The remote refused the push for another reason than a concurrent writer (a protected branch, a rule)."""
+
+
+def push_token(env: Mapping[str, str]) -> str | None:
+    """The token a pushing job writes with: ``INTERLOCK_PUSH_TOKEN`` (the action's ``token`` input), else the
+    job's own ``GITHUB_TOKEN``."""
+    return env.get("INTERLOCK_PUSH_TOKEN") or env.get("GITHUB_TOKEN")
 
 
 # What git reports when the branch moved under a push: behind it (``non-fast-forward``, ``fetch first``), or
