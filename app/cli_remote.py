@@ -136,13 +136,13 @@ def remote_status(name: str, run_id: str, draw: bool, as_json: bool) -> None:
         typer.echo("\n" + draw_mermaid(graph, run.stage, run.visits), nl=False)
 
 
-def remote_journey(name: str, run_id: str, as_json: bool) -> None:
-    from app.local.reports import journey_rows, render_journey
+def remote_journey(name: str, run_id: str, routing: bool, as_json: bool) -> None:
+    from app.local.reports import journey_text
 
     with plainly(name):
         state, run = load(name, run_id)
-        rows = journey_rows(run, state)
-    typer.echo(json.dumps(rows, indent=2) if as_json else render_journey(rows))
+        text = journey_text(run, state, routing, as_json)
+    typer.echo(text)
 
 
 def remote_money(name: str, run_id: str, as_json: bool) -> None:

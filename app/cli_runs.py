@@ -409,17 +409,19 @@ def register_reports(cli: typer.Typer) -> None:
 
     @cli.command("journey")
     def journey(
-        run_id: Annotated[str, typer.Argument(metavar="RUN")], repo: Reported = Path("."), as_json: AsJson = False
+        run_id: Annotated[str, typer.Argument(metavar="RUN")],
+        repo: Reported = Path("."),
+        routing: Annotated[bool, typer.Option("--routing", help="Every routing line, from the journal.")] = False,
+        as_json: AsJson = False,
     ) -> None:
         """Every mission of a run: kind, stage, verdict, agent, model, duration, calls, cost; and its decisions."""
         from app.cli_remote import remote_journey
-        from app.local.reports import journey_rows, render_journey
+        from app.local.reports import journey_text
 
         if name := github_repository(repo):
-            return remote_journey(name, run_id, as_json)
+            return remote_journey(name, run_id, routing, as_json)
         shell = make_shell(repo, None, None, GateMode.STOP)
-        rows = journey_rows(shell.store.load(run_id), shell.store)
-        typer.echo(json.dumps(rows, indent=2) if as_json else render_journey(rows))
+        typer.echo(journey_text(shell.store.load(run_id), shell.store, routing, as_json))
 
     @cli.command("money")
     def money(

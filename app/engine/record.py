@@ -377,6 +377,9 @@ class Run(Record):
     # the engine rules the transition was made under (app/engine/rules.py); 0 and left out of the journal when
     # it recorded none, as every record before issue 27 (added after J6: OMITTED_WHEN_EMPTY)
     rules: Annotated[int, OMITTED_WHEN_EMPTY] = 0
+    # the routing lines this transition added (SPEC C3): its events file keeps them, so every routing line of the
+    # run stays in the journal however much history the record trims (J5); rules 4 on (OMITTED_WHEN_EMPTY)
+    routed: Annotated[list[str], OMITTED_WHEN_EMPTY] = field(default_factory=list)
 
     def mission(self, seq: int) -> MissionSummary | None:
         return next((m for m in reversed(self.missions) if m.seq == seq), None)

@@ -25,12 +25,13 @@ class Change(StrEnum):
 
     TRIMMED_HISTORY = "trimmed history"  # issue 16: the history keeps its newest HISTORY_CHARS (SPEC J5)
     LABEL_OR_NONE = "label or none"  # issue 17: a decision chooses a label of the list or none (SPEC V8)
+    ROUTING_JOURNALLED = "routing journalled"  # issue 27: a record names the routing lines it added (SPEC C3)
 
 
-SINCE: dict[Change, int] = {Change.TRIMMED_HISTORY: 2, Change.LABEL_OR_NONE: 3}
+SINCE: dict[Change, int] = {Change.TRIMMED_HISTORY: 2, Change.LABEL_OR_NONE: 3, Change.ROUTING_JOURNALLED: 4}
 """The first rules version each change belongs to; every version before it keeps the rule it replaced."""
 
-RULES_VERSION = 3  # the rules this engine makes transitions under: the newest of SINCE, recorded since issue 27
+RULES_VERSION = 4  # the rules this engine makes transitions under: the newest of SINCE, recorded since issue 27
 UNRECORDED = (3, 2, 1)  # the rules a transition recording none may have been made under, the likeliest first
 NOT_RECORDED = 0  # the record's ``rules`` when a transition recorded none (Interlock before issue 27)
 
@@ -42,6 +43,10 @@ class Rules:
 
     version: int = RULES_VERSION
     recorded: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.recorded and self.version not in UNRECORDED:  # no Interlock that recorded none had it
+            raise ValueError(f"rules {self.version} were always recorded: only rules {UNRECORDED} went unrecorded")
 
     def has(self, change: Change) -> bool:
         return self.version >= SINCE[change]

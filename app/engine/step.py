@@ -126,7 +126,7 @@ def start_run(event: Start, graph: Graph, rules: Rules) -> tuple[Run, list[Effec
     )
     t = Transition(run, graph, event.at, event.git, rules)
     enter(t, graph.entry)
-    return t.run, t.effects
+    return t.finish()
 
 
 def step(run: Run | None, event: Event, graph: Graph, rules: Rules | None = None) -> tuple[Run, list[Effect]]:
@@ -165,7 +165,7 @@ def step(run: Run | None, event: Event, graph: Graph, rules: Rules | None = None
     _remember(t, event)
     t.run.version = run.version + 1
     t.run.updated_at = event.at
-    return t.run, t.effects
+    return t.finish()
 
 
 def _remember(t: Transition, event: Event) -> None:

@@ -29,7 +29,7 @@ class Transition:
     strongly, so that an id is never reused by another object while the transition lives.
     """
 
-    __slots__ = ("at", "effects", "git", "graph", "owned", "rules", "run")
+    __slots__ = ("at", "effects", "git", "graph", "lines", "owned", "rules", "run")
 
     def __init__(
         self, run: Run, graph: Graph, at: datetime, git: GitState | None = None, rules: Rules | None = None
@@ -41,6 +41,7 @@ class Transition:
         self.rules = rules or engine_rules.CURRENT  # the rules it is made under (SPEC J6, app/engine/rules.py)
         self.effects: list[Effect] = []
         self.owned: dict[int, object] = {}
+        self.lines: list[str] = []  # the routing lines it added, which the record names (SPEC C3, ``finish``)
 
     def own(self, record: R) -> R:
         """``record`` itself if this transition made it, else a copy it then owns: changed in place, never
@@ -82,6 +83,7 @@ class Transition:
 
     def add_line(self, line: str) -> None:
         """A routing line on the newest result, kept through every compaction (SPEC C3)."""
+        self.lines.append(line)
         context = self.context()
         if not context.results:
             self.run.context = add_routing_line(context, line)
@@ -100,3 +102,10 @@ class Transition:
 
     def emit(self, *effects: Effect) -> None:
         self.effects.extend(effects)
+
+    def finish(self) -> tuple[Run, list[Effect]]:
+        """The record and its effects. From rules 4 the record names the routing lines this transition added,
+        which its events file keeps: the record's history is trimmed (SPEC J5), the journal's lines are not (C3)."""
+        if self.rules.has(Change.ROUTING_JOURNALLED):
+            self.run.routed = self.lines
+        return self.run, self.effects

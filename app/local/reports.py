@@ -86,6 +86,17 @@ def journey_rows(run: Run, store: FileReader) -> list[dict[str, Any]]:
     return ordered + [d for d in decisions if d not in ordered]
 
 
+def journey_text(run: Run, store: FileReader, routing: bool, as_json: bool) -> str:
+    """``interlock journey``: the missions and decisions, or with ``routing`` every routing line (SPEC C3)."""
+    from app.runner.routing_log import render_routing, routing_json, routing_log
+
+    if routing:
+        log = routing_log(store, run)
+        return json.dumps(routing_json(log), indent=2) if as_json else render_routing(log)
+    rows = journey_rows(run, store)
+    return json.dumps(rows, indent=2) if as_json else render_journey(rows)
+
+
 def decision_rows(run: Run) -> list[dict[str, Any]]:
     """The decisions the record keeps (SPEC E2, E3): why, what was offered and recommended, and the option a
     person took, by whom and when (``choice`` null while the run still waits)."""

@@ -23,10 +23,12 @@ from app.engine.record import Chain, Run
 from app.store.journal import encode_json, encode_record, event_path, mission_path
 
 RULES = "rules"  # the engine rules the transition was made under (app/engine/rules.py); absent: none recorded
+ROUTING = "routing"  # the routing lines the transition added (SPEC C3); absent: none, or written before rules 4
 ANCHOR = "anchor"  # the first sealed transition of a run older than J6 keeps the record it replays from
 FILE: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])  # pydantic builds an adapter in ms: once each
 MISSIONS: TypeAdapter[dict[str, str]] = TypeAdapter(dict[str, str])
 VERSION: TypeAdapter[int] = TypeAdapter(int)
+LINES: TypeAdapter[list[str]] = TypeAdapter(list[str])
 
 
 def sha256(data: bytes) -> str:
@@ -93,6 +95,8 @@ def event_file(
     }
     if run.rules:  # the engine rules that made it, which the record says too (left out when it says none)
         data[RULES] = run.rules
+    if run.routed:  # kept here for good: the record keeps only its newest history (SPEC C3, J5)
+        data[ROUTING] = run.routed
     if previous is not None and previous.chain is None:
         data[ANCHOR] = previous.journal()
     return {event_path(run.id, run.version): encode_json(data)}
@@ -109,6 +113,7 @@ class Transition:
     missions: dict[str, str]
     anchor: Run | None
     rules: int = 0  # as recorded; 0 when the events file records none (written before issue 27)
+    routing: tuple[str, ...] = ()  # the routing lines it added, as recorded (SPEC C3)
 
 
 class TransitionUnreadable(ValueError):
@@ -124,6 +129,7 @@ def read_transition(data: bytes) -> Transition:
         missions = MISSIONS.validate_python(raw.get("missions", {}))
         version = VERSION.validate_python(raw["version"], strict=True)  # as written: no 1.0, no true
         rules = VERSION.validate_python(raw.get(RULES, 0), strict=True)
-        return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor, rules)
+        routing = tuple(LINES.validate_python(raw.get(ROUTING, []), strict=True))
+        return Transition(version, event, str(raw["record"]), str(raw["graph"]), missions, anchor, rules, routing)
     except (ValidationError, KeyError, TypeError, ValueError) as exc:
         raise TransitionUnreadable(str(exc).splitlines()[0]) from None

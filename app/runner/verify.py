@@ -149,6 +149,10 @@ class Replay:
         sealed = chain.seal(run, before, moved.missions)
         if chain.record_hash(sealed) != moved.record:
             return self.drift(moved, "the engine gives a different record than the one recorded")
+        if moved.routing != tuple(sealed.routed):  # the record vouches for its lines; the events file must agree
+            path = event_path(self.run_id, moved.version)
+            detail = "its routing lines are not the ones the transition added (SPEC C3)"
+            return Found(Divergence.EDITED_TRANSITION, moved.version, path, detail)
         return sealed
 
     def drift(self, moved: chain.Transition, why: str) -> Found:

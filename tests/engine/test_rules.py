@@ -78,3 +78,11 @@ def test_replay_rules_for_what_a_transition_recorded() -> None:
     assert all(not rules.recorded for rules in replaying(NOT_RECORDED))
     with pytest.raises(UnknownRules, match=f"engine rules {RULES_VERSION + 1}, which this Interlock does not know"):
         replaying(RULES_VERSION + 1)
+
+
+def test_rules_that_were_always_recorded_cannot_be_modelled_as_unrecorded() -> None:
+    # SPEC J6: only Interlock before issue 27 recorded no rules, and it knew rules 1 to 3 (a test modelling it
+    # with rules 4 would write routing lines no such Interlock wrote, and replay to engine drift)
+    with pytest.raises(ValueError, match="rules 4 were always recorded"):
+        Rules(4, recorded=False)
+    assert Rules(3, recorded=False).stamp == NOT_RECORDED

@@ -65,7 +65,16 @@ def local_copy(world: World, folder: Path) -> Path:
 
 @pytest.mark.parametrize(
     "report",
-    [["status", "--draw"], ["status", "--json"], ["journey"], ["journey", "--json"], ["money"], ["money", "--json"]],
+    [
+        ["status", "--draw"],
+        ["status", "--json"],
+        ["journey"],
+        ["journey", "--json"],
+        ["journey", "--routing"],  # SPEC C3: every routing line, from the events files
+        ["journey", "--routing", "--json"],
+        ["money"],
+        ["money", "--json"],
+    ],
 )
 def test_a_report_on_github_is_the_local_report_of_the_same_record(
     world: World, served: str, tmp_path: Path, report: list[str]
@@ -87,6 +96,18 @@ def test_the_journey_on_github_shows_the_decision_and_who_decided(world: World, 
     assert "| alice " in row and "2099-01-02 00:00:00 UTC" in row and "| resume " in row
     status = interlock("status", "issue-1", "--repo", REPO, **app_env(served)).stdout
     assert "status   gate_wait at build" in status and "answer of mission #2 at build:" in status
+
+
+def test_the_routing_lines_on_github_are_read_from_its_events_files(world: World, served: str) -> None:
+    # SPEC C3: once the gate is approved the run has its first routing lines, read through the API
+    assert (
+        interlock("journey", "issue-1", "--routing", "--repo", REPO, **app_env(served)).stdout
+        == "no routing lines yet\n"
+    )
+    world.review(1, "approved")
+    lines = interlock("journey", "issue-1", "--routing", "--repo", REPO, **app_env(served)).stdout.splitlines()
+    assert lines[0].startswith("v6 GateApproved: gate of build approved by carol at commit ")
+    assert lines[1:] == ["v6 GateApproved: VERDICT: PASS → review"]
 
 
 def test_a_token_from_the_environment_reads_the_reports_too(served: str) -> None:

@@ -29,7 +29,7 @@ def test_every_transition_records_the_rules_it_was_made_under(tmp_path: Path, mo
 
 def test_a_journal_that_recorded_no_rules_still_verifies(tmp_path: Path, monkeypatch: Any) -> None:
     # SPEC J6: Interlock before issue 27 recorded no rules: such a journal (no `rules` anywhere) still verifies
-    monkeypatch.setattr(rules, "CURRENT", rules.Rules(recorded=False))
+    monkeypatch.setattr(rules, "CURRENT", rules.Rules(rules.UNRECORDED[0], recorded=False))
     bench, run_id = finished_run(tmp_path, monkeypatch)
     record = state_file(bench, record_path(run_id))
     assert b'"rules"' not in record and b'"rules"' not in state_file(bench, event_path(run_id, 3))
@@ -89,7 +89,7 @@ def test_readme_says_verify_replays_each_transition_by_its_rules() -> None:
 
 
 README_SENTENCES = (
-    'Each transition records the engine rules it was made under (`"rules": 3` in the record and its events '
+    'Each transition records the engine rules it was made under (`"rules": 4` in the record and its events '
     "file), and `verify` replays it with those rules",
     "A transition recorded before Interlock recorded its rules says none; `verify` accepts it when one of the rules "
     "of that time (1 to 3) gives the record it recorded",

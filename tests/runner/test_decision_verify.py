@@ -71,7 +71,9 @@ def recorded_then_verified(monkeypatch: pytest.MonkeyPatch, answer: str) -> str 
     store = MemoryStore()
     driver = RunDriver(store)
     monkeypatch.setitem(step.HANDLERS, ev.DecisionReturned, decided_before_issue_17)
-    monkeypatch.setattr(rules, "CURRENT", rules.Rules(recorded=False))  # Interlock before issue 27 recorded none
+    monkeypatch.setattr(
+        rules, "CURRENT", rules.Rules(rules.UNRECORDED[0], recorded=False)
+    )  # Interlock before issue 27 recorded none
     run = driver.start(ev.Start(key="start", at=T0, run_id="old", title="It crashes"), TRIAGE).run
     waiting = run.waiting
     assert waiting is not None

@@ -41,7 +41,7 @@ def test_a_long_run_recorded_before_the_history_was_trimmed_still_verifies(monke
     store = MemoryStore()
     driver = RunDriver(store)
     monkeypatch.setattr(context, "HISTORY_CHARS", 10**9)  # written by the code before the trimming
-    monkeypatch.setattr(rules, "CURRENT", rules.Rules(recorded=False))  # which recorded no rules
+    monkeypatch.setattr(rules, "CURRENT", rules.Rules(rules.UNRECORDED[0], recorded=False))  # which recorded no rules
     run = driver.start(ev.Start(key="start", at=T0, run_id="old", title="old"), graph).run
     for index in range(1, 241):
         run = finish(driver, run, graph, index)

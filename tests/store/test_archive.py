@@ -27,7 +27,13 @@ OLD = datetime.now(UTC) - timedelta(days=40)  # the moment the old runs here wer
 
 def readings(run_id: str) -> list[list[str]]:
     """What a person reads of a run: each prints the same before and after archiving."""
-    return [["verify", run_id], ["status", run_id], ["journey", run_id], ["status", run_id, "--json"]]
+    return [
+        ["verify", run_id],
+        ["status", run_id],
+        ["journey", run_id],
+        ["status", run_id, "--json"],
+        ["journey", run_id, "--routing"],  # SPEC C3: every routing line, read from the archived events files
+    ]
 
 
 def interlock(bench: Bench, *args: str) -> subprocess.CompletedProcess[str]:
@@ -57,7 +63,7 @@ def test_an_old_ended_run_is_archived_and_status_and_verify_read_it(tmp_path: Pa
     bench, run_id = ended_run(tmp_path, monkeypatch)
     before_files = {path: git(bench, "show", f"interlock/state:{path}") for path in branch_files(bench, run_id)}
     before = [interlock(bench, *command).stdout for command in readings(run_id)]
-    assert "verified" in before[0] and len(before_files) > 5
+    assert "verified" in before[0] and len(before_files) > 5 and "VERDICT: " in before[4]
     archived = interlock(bench, "archive")
     assert archived.returncode == 0, archived.stderr
     assert archived.stdout == f"run {run_id}: archived\n"
