@@ -243,7 +243,10 @@ def continuing_options(
     ``continue_with``), so that the commands differ in what they say, not in how they are declared."""
 
 
-def continue_with(cli: typer.Typer, name: str, doc: str, kind: str, said: Said | None = None) -> None:
+ROUTE_AT_HELP = "Route from this stage instead: the one whose edge a refused visit was on."
+
+
+def continue_with(cli: typer.Typer, name: str, doc: str, kind: str, *said: Said) -> None:
     """Register the command ``name``: apply a person's event of ``kind`` (the name of its class in
     ``app.engine.events``, loaded when the command runs) to the run and drive it on (``continue_run``), with the
     options of ``continuing_options`` and, right after the run, what ``said`` reads into the event. Typer
@@ -261,12 +264,12 @@ def continue_with(cli: typer.Typer, name: str, doc: str, kind: str, said: Said |
         from app.engine import events as ev
         from app.local.launch import CommandLine
 
-        fields = {said.field: value[said.name]} if said else {}
+        fields = {one.field: value[one.name] for one in said}
         event_kind = getattr(ev, kind)
         continue_run(run_id, repo, CommandLine(agent, config, gates), name, as_json, event_kind, **fields)
 
     shared = list(inspect.signature(continuing_options, eval_str=True).parameters.values())
-    parameters = [shared[0], *([said.parameter()] if said else []), *shared[1:]]
+    parameters = [shared[0], *(one.parameter() for one in said), *shared[1:]]
     cast(Any, command).__signature__ = inspect.Signature(parameters, return_annotation=None)
     command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
     command.__doc__ = doc
@@ -368,6 +371,7 @@ def register(cli: typer.Typer) -> None:
         "Route a stopped run on a verdict of your choice from its current stage.",
         "RouteChosen",
         Said("verdict", "verdict", Annotated[str, typer.Argument(help="A label of the current stage.")]),
+        Said("stage", "at", Annotated[str | None, typer.Option("--at", help=ROUTE_AT_HELP)], None),
     )
 
     register_reports(cli)

@@ -14,7 +14,8 @@ from app.engine.context import cut_utf8
 from app.engine.events import GitState
 from app.engine.graph import FAIL, PASS, Graph
 from app.engine.raises import suggested_raise
-from app.engine.record import ReasonCode, Run
+from app.engine.record import Hop, ReasonCode, Run
+from app.engine.rules import SINCE, Change
 
 WHY_BYTES = 600
 RAISE = "raise budget"
@@ -48,16 +49,10 @@ def decision_options(run: Run, graph: Graph) -> list[Option]:
                 f"re-enter the graph at `{other}`",
             )
         )
-    if graph.has_stage(stage):
-        for label in graph.labels(stage):
-            options.append(
-                Option(
-                    f"route {label}",
-                    f"interlock route {run.id} {label}",
-                    f"/interlock route {label}",
-                    f"follow the `{label}` edge of `{stage}`",
-                )
-            )
+    refused = refused_hop(run)
+    options += route_options(run, graph, stage, refused is not None)
+    if refused is not None:
+        options += route_options(run, graph, refused.stage, False, at=True)
     options += raise_options(run)
     options.append(
         Option(
@@ -76,6 +71,54 @@ def decision_options(run: Run, graph: Graph) -> list[Option]:
         )
     )
     return options
+
+
+def route_options(run: Run, graph: Graph, stage: str, unrun: bool, at: bool = False) -> list[Option]:
+    """``route LABEL`` for each label of ``stage``; ``unrun``: the stage the run stands at did not run (its visit
+    was refused), so a route passes it as if it had answered; ``at``: a route from ``stage``, named (``--at``)."""
+    if not graph.has_stage(stage):
+        return []
+    targets = {edge.verdict: edge.target for edge in graph.outgoing(stage)}
+    options = []
+    for label in graph.labels(stage):
+        to = f" to `{targets[label]}`" if label in targets else ""
+        if at:
+            name, cli, comment = f"route {label} at {stage}", f" {label} --at {stage}", f" {label} at {stage}"
+            meaning = f"route from `{stage}` as if it had answered `{label}`: follow its edge{to}, budgets re-armed"
+        else:
+            name, cli, comment = f"route {label}", f" {label}", f" {label}"
+            meaning = f"pass `{stage}` as if it had answered `{label}`: follow its edge{to}" if unrun else ""
+        meaning = meaning or f"follow the `{label}` edge of `{stage}`"
+        options.append(Option(name, f"interlock route {run.id}{cli}", f"/interlock route{comment}", meaning))
+    return options
+
+
+def refused_hop(run: Run) -> Hop | None:
+    """The edge into the stage whose visit the budget refused (SPEC B2), when the run stopped on one: the run
+    stands at that stage, which did not run, and the hop names the stage whose verdict led there (issue 28). None
+    for a record made under rules before 4, whose decisions offered no route from it (kept as recorded, SPEC J6)."""
+    reason = run.reason
+    if reason is None or reason.code is not ReasonCode.VISIT_BUDGET_EXHAUSTED or not run.path:
+        return None
+    if run.rules < SINCE[Change.REFUSED_EDGE_OFFERED]:
+        return None
+    hop = run.path[-1]
+    return hop if hop.to == run.stage and hop.stage != run.stage else None
+
+
+def refusal_text(run: Run, comment: bool = False) -> str:
+    """Where the run stands and which stage was refused, and what ``route`` does from each ('' when no visit was
+    refused on an edge): said alike by the decision file, ``status`` and the status comment."""
+    hop = refused_hop(run)
+    if hop is None:
+        return ""
+    at = f"`/interlock route VERDICT at {hop.stage}`" if comment else f"`route VERDICT --at {hop.stage}`"
+    route = "`/interlock route VERDICT`" if comment else "`route VERDICT`"
+    return (
+        f"The run stands at `{run.stage}`, which did not run: its visit {run.visits.get(run.stage, 0)} was refused "
+        f"on the edge `{hop.stage}` → `{hop.to}` ({hop.verdict}). {route} passes `{run.stage}` as if it had "
+        f"answered VERDICT; {at} routes from `{hop.stage}` again."
+    )
 
 
 def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
@@ -139,6 +182,7 @@ def render_decision(run: Run, graph: Graph, git: GitState | None = None) -> str:
     lines = [f"# Decision needed: run `{run.id}`", ""]
     if reason is not None:
         lines += [f"**Stopped** at `{reason.stage or run.stage}`: `{reason.code.value}` — {reason.message}", ""]
+        lines += [text, ""] if (text := refusal_text(run)) else []
     lines += ["## Objective", "", f"**{run.request.title}**", ""]
     if run.request.body:
         lines += ["> " + line for line in run.request.body.splitlines()] + [""]

@@ -127,6 +127,7 @@ class Resume(Event):
 @dataclass(frozen=True, kw_only=True)
 class RouteChosen(Event):
     verdict: str
+    stage: str | None = None  # route from this stage (``--at``): the stage whose edge a refused visit was on
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from typing import assert_never
 
 from app.engine.budget import arm
 from app.engine.context import add_note
+from app.engine.decision import refused_hop
 from app.engine.decisions import close_decision
 from app.engine.effects import Finish, MessageKind, PostMessage
 from app.engine.errors import EventRejected
@@ -123,20 +124,45 @@ def _rearm(t: Transition) -> None:
 
 
 def on_route(t: Transition, event: RouteChosen) -> None:
-    """A person routes on a verdict of their choice from the current stage (SPEC E3)."""
+    """A person routes on a verdict of their choice from the current stage (SPEC E3), or from the stage whose
+    edge a refused visit was on (``--at``, issue 28): as if that stage had answered it."""
     if t.run.status not in RESUMABLE:
         raise reject(t, event, "a person can route only a stopped, failed, escalated or waiting run")
-    if not t.graph.has_stage(t.run.stage):
-        raise reject(t, event, f"stage {t.run.stage!r} has no edges to choose from")
-    edge = route_verdict(t.graph, t.run.stage, event.verdict).edge
+    stage = _route_stage(t, event)
+    if not t.graph.has_stage(stage):
+        raise reject(t, event, f"stage {stage!r} has no edges to choose from")
+    edge = route_verdict(t.graph, stage, event.verdict).edge
     if edge is None or event.verdict.upper() in ("NEEDS_INPUT", "NEEDS_UPSTREAM"):
-        labels = ", ".join(t.graph.labels(t.run.stage)) or "none"
-        raise reject(t, event, f"stage {t.run.stage!r} has no edge for {event.verdict!r}; its labels: {labels}")
-    label = next((x for x in t.graph.labels(t.run.stage) if x.casefold() == event.verdict.casefold()), event.verdict)
+        raise reject(t, event, f"stage {stage!r} has no edge for {event.verdict!r}; {route_choices(t)}")
+    label = next((x for x in t.graph.labels(stage) if x.casefold() == event.verdict.casefold()), event.verdict)
     check_duties(t, event)  # SPEC H6: routing a run on from its gate passes the gate
-    close_decision(t, Choice.ROUTE, f"route {label}", event.by)
+    close_decision(t, Choice.ROUTE, f"route {label}" + (f" at {stage}" if stage != t.run.stage else ""), event.by)
     _rearm(t)
+    t.run.stage = stage
     follow(t, edge, by=event.by or "person")
+
+
+def _route_stage(t: Transition, event: RouteChosen) -> str:
+    """The stage a route starts from: the one the run stands at, or the source of the refused edge, by name."""
+    if event.stage is None or event.stage == t.run.stage:
+        return t.run.stage
+    refused = refused_hop(t.run)
+    if refused is None or event.stage != refused.stage:
+        raise reject(t, event, f"a route starts at {t.run.stage!r}, where the run stands, not {event.stage!r}; "
+                     f"{route_choices(t)}")  # fmt: skip
+    return refused.stage
+
+
+def route_choices(t: Transition) -> str:
+    """The routes a person can take, for a refusal to list: the labels of the stage the run stands at, and of the
+    refused edge's source."""
+    said = f"its labels: {', '.join(t.graph.labels(t.run.stage)) or 'none'}"
+    refused = refused_hop(t.run)
+    if refused is not None:
+        more = ", ".join(t.graph.labels(refused.stage)) or "none"
+        said += f"; from {refused.stage!r}, whose edge was refused (`--at {refused.stage}`; in a comment `at "
+        said += f"{refused.stage}`): {more}"
+    return said
 
 
 def on_deliver(t: Transition, event: Deliver) -> None:

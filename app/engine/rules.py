@@ -26,9 +26,15 @@ class Change(StrEnum):
     TRIMMED_HISTORY = "trimmed history"  # issue 16: the history keeps its newest HISTORY_CHARS (SPEC J5)
     LABEL_OR_NONE = "label or none"  # issue 17: a decision chooses a label of the list or none (SPEC V8)
     ROUTING_JOURNALLED = "routing journalled"  # issue 27: a record names the routing lines it added (SPEC C3)
+    REFUSED_EDGE_OFFERED = "refused edge offered"  # issue 28: a refused visit offers a route from the edge's source
 
 
-SINCE: dict[Change, int] = {Change.TRIMMED_HISTORY: 2, Change.LABEL_OR_NONE: 3, Change.ROUTING_JOURNALLED: 4}
+SINCE: dict[Change, int] = {
+    Change.TRIMMED_HISTORY: 2,
+    Change.LABEL_OR_NONE: 3,
+    Change.ROUTING_JOURNALLED: 4,
+    Change.REFUSED_EDGE_OFFERED: 4,
+}
 """The first rules version each change belongs to; every version before it keeps the rule it replaced."""
 
 RULES_VERSION = 4  # the rules this engine makes transitions under: the newest of SINCE, recorded since issue 27

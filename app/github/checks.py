@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from githubkit.exception import GraphQLFailed
 from pydantic import ValidationError
 
+from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.mermaid import draw_mermaid
 from app.engine.record import Run, Status
@@ -149,6 +150,7 @@ def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str]) ->
     ]
     if run.reason is not None:
         lines += [f"**Stopped**: `{run.reason.code.value}` at `{run.reason.stage}` — {run.reason.message}", ""]
+        lines += [refused, ""] if (refused := refusal_text(run, comment=True)) else []
     lines += [f"**Now**: {NEXT_STEP.get(run.status, 'Nothing: the run is over.')}", ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
     issue = run.links.get("issue", "")

@@ -10,6 +10,7 @@ as the local journey does (SPEC W2), ``fallback`` where no role named an agent a
 from __future__ import annotations
 
 from app.engine.cost_bound import worst_case
+from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.kinds import MissionKind
 from app.engine.mermaid import draw_mermaid
@@ -61,6 +62,7 @@ def render_status(
     lines += [f"**Budget used** {', '.join(budget)} · **accepted** {ledger.accepted} · **worst case** {worst}", ""]
     if run.reason is not None:
         lines += [f"**Stopped**: `{run.reason.code.value}` at `{run.reason.stage}` — {run.reason.message}", ""]
+        lines += [refused, ""] if (refused := refusal_text(run, comment=True)) else []
     held = run.links.get(HELD_TEAM) if run.status not in FINAL else None
     if held:
         lines += [

@@ -10,8 +10,10 @@ import json
 import shutil
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from textwrap import wrap
 from typing import Any
 
+from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.record import MissionKind, Run, Status
 from app.store.journal import STATE_BRANCH, FileReader, decision_path, mission_path, missions_folder
@@ -314,6 +316,7 @@ def render_status(
     if run.reason:  # a failed mission's message carries its output, on lines of their own
         first, *more = f"{run.reason.code.value}: {run.reason.message}".splitlines() or [""]
         lines += [f"  reason   {first}", *(f"           {line}" if line else "" for line in more)]
+        lines += [f"           {line}" for line in wrap(refusal_text(run), 100)]  # a refused visit (issue 28)
     if run.gate:
         lines.append(f"  gate     {run.gate.stage} on {run.gate.verdict} since {run.gate.opened_at:%Y-%m-%d %H:%M}")
         if gate_answer is not None:

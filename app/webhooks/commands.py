@@ -1,5 +1,5 @@
 """Comment commands (SPEC GH7): ``/interlock stop``, ``resume``, ``resume at STAGE``, ``route VERDICT``,
-``resume --upgrade [at STAGE]`` (SPEC J7, ``app/webhooks/upgrade_command.py``),
+``route VERDICT at STAGE``, ``resume --upgrade [at STAGE]`` (SPEC J7, ``app/webhooks/upgrade_command.py``),
 ``deliver``, ``abandon``, ``retry``, ``answer …``, ``budget calls=+N …`` (SPEC P5)
 (and ``team stop|start``, ``app/webhooks/team_hold.py``).
 Anything else is a ``CommandError`` whose message is the reply: what was not understood, and what is."""
@@ -18,7 +18,7 @@ from app.webhooks.satellites import deliver
 
 USAGE = (
     "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, `/interlock resume --upgrade`, "
-    "`/interlock route VERDICT`, `/interlock deliver`, `/interlock abandon`, `/interlock retry`, "
+    "`/interlock route VERDICT [at STAGE]`, `/interlock deliver`, `/interlock abandon`, `/interlock retry`, "
     "`/interlock answer TEXT`, `/interlock budget calls=+N usd=+N units=+N`, "
     "`/interlock team stop [TEAM]`, `/interlock team start [TEAM]`"
 )
@@ -52,6 +52,8 @@ def parse_command(body: str, key: str, moment: datetime, by: str) -> MakeEvent:
         return lambda run: ev.Resume(**common, stage=args[1])
     if verb == "route" and len(args) == 1:
         return lambda run: ev.RouteChosen(**common, verdict=args[0])
+    if verb == "route" and len(args) == 3 and args[1].lower() == "at":  # from the refused edge's stage (issue 28)
+        return lambda run: ev.RouteChosen(**common, verdict=args[0], stage=args[2])
     if verb == "deliver" and not args:
         return lambda run: ev.Deliver(**common)
     if verb == "deliver":  # SPEC U7: `/interlock deliver owner/name[,owner/name]`, satellites delivered by hand
