@@ -36,6 +36,7 @@ from app.engine.flow import NOT_MISSIONS, dispatch, enter, escalate, follow, int
 from app.engine.gates import approved_line, check_duties, check_review
 from app.engine.graph import END
 from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
+from app.engine.rules import Change
 from app.engine.transition import Transition
 from app.engine.verdict import route_verdict
 
@@ -233,7 +234,15 @@ def on_linked(t: Transition, event: Linked) -> None:
     t.run.links = {**t.run.links, **event.links}
 
 
+def _close_by_pull(t: Transition, by: str, how: str) -> None:
+    """A decision still open when its pull request is merged or closed is closed by that person, then (from
+    rules 4: before, it stayed open in the record of an ended run)."""
+    if t.rules.has(Change.CLOSED_DECISION):
+        close_decision(t, Choice.CLOSED, f"pull request {how}", by)
+
+
 def on_merged(t: Transition, event: Merged) -> None:
+    _close_by_pull(t, event.by, "merged")
     _cancel_in_flight(t)
     t.run.status = Status.DONE
     t.run.stage = END
@@ -245,6 +254,7 @@ def on_merged(t: Transition, event: Merged) -> None:
 
 
 def on_closed(t: Transition, event: Closed) -> None:
+    _close_by_pull(t, event.by, "closed without merge")
     _cancel_in_flight(t)
     t.run.status = Status.CANCELLED
     t.run.waiting = None

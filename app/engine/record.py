@@ -272,6 +272,7 @@ class Choice(StrEnum):
     DELIVER = "deliver"
     ABANDON = "abandon"
     BUDGET = "budget"  # a limit raised: the refused call is made (SPEC P5)
+    CLOSED = "closed"  # the pull request was closed, merged or not, while the decision was open (issue 28)
 
 
 class Decision(Record):

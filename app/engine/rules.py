@@ -27,6 +27,7 @@ class Change(StrEnum):
     LABEL_OR_NONE = "label or none"  # issue 17: a decision chooses a label of the list or none (SPEC V8)
     ROUTING_JOURNALLED = "routing journalled"  # issue 27: a record names the routing lines it added (SPEC C3)
     REFUSED_EDGE_OFFERED = "refused edge offered"  # issue 28: a refused visit offers a route from the edge's source
+    CLOSED_DECISION = "closed decision"  # issue 28: a pull request closed while a decision is open closes it
 
 
 SINCE: dict[Change, int] = {
@@ -34,6 +35,7 @@ SINCE: dict[Change, int] = {
     Change.LABEL_OR_NONE: 3,
     Change.ROUTING_JOURNALLED: 4,
     Change.REFUSED_EDGE_OFFERED: 4,
+    Change.CLOSED_DECISION: 4,
 }
 """The first rules version each change belongs to; every version before it keeps the rule it replaced."""
 

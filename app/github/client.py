@@ -29,6 +29,7 @@ from githubkit.retry import RetryChainDecision, RetryServerError
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
+from app.github.dispatched import DispatchedRun, parse_runs
 from app.github.snapshot import Snapshot, read_snapshot
 from app.github.throttle import (
     WINDOW_S,
@@ -310,18 +311,16 @@ class Installation:
 
     def dispatched_titles(self, repo: str, branch: str) -> list[str]:
         """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
-        return [title for title, _ in self.dispatched_runs(repo, branch)]
+        return [run.title for run in self.dispatched_runs(repo, branch)]
 
-    def dispatched_runs(self, repo: str, branch: str) -> list[tuple[str, int | None]]:
-        """Title and id of the recent ``workflow_dispatch`` runs on ``branch``, newest first."""
+    def dispatched_runs(self, repo: str, branch: str) -> list[DispatchedRun]:
+        """The recent ``workflow_dispatch`` runs on ``branch``, newest first: title, id, status, times."""
         data = self.call(
             "GET",
             f"/repos/{repo}/actions/runs",
             params={"branch": branch, "event": "workflow_dispatch", "per_page": 50},
         )
-        runs = data.get("workflow_runs", []) if isinstance(data, dict) else []
-        found = [run for run in runs if isinstance(run, dict)]
-        return [(str(run.get("display_title", "")), _int_or_none(run.get("id"))) for run in found]
+        return parse_runs(data)
 
     def review_comments(self, repo: str, number: int, review_id: int) -> list[str]:
         """The inline comments of a review, as ``path:line: body`` lines (they are amendments too, SPEC GH5)."""
@@ -425,10 +424,6 @@ def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
         "draft": data.get("draft") is True,
         "state": str(data.get("state", "open")),
     }
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 BODY_LIMIT = 65536  # characters of an issue or comment body GitHub accepts

@@ -84,8 +84,11 @@ Shown: TypeAlias = PostMessage | Escalate | FileRequest | OpenPullRequest | Read
 
 
 class RunBusy(InterlockError):
-    def __init__(self, run_id: str, pid: str) -> None:
-        super().__init__(f"run {run_id} is being executed by process {pid}; use `interlock stop {run_id}` first")
+    """Another process drives the run (issue 28: never two runners, so never two agents, for one mission)."""
+
+    def __init__(self, run_id: str, pid: str, doing: str = "") -> None:
+        said = f"run {run_id} is being executed by process {pid}{': ' + doing if doing else ''}"
+        super().__init__(f"{said}; use `interlock stop {run_id}` first")
 
 
 def new_run_id() -> str:
@@ -336,7 +339,7 @@ class LocalShell:
                 except BlockingIOError:
                     if attempt == LOCK_TRIES - 1:
                         handle.seek(0)
-                        raise RunBusy(run_id, handle.read().strip() or "?") from None
+                        raise RunBusy(run_id, handle.read().strip() or "?", self._doing(run_id)) from None
                     time.sleep(0.02)
             handle.seek(0)
             handle.truncate()
@@ -348,6 +351,22 @@ class LocalShell:
                 leftovers.wait_gone(stopped)
             self._clear_git_locks(run_id)
             yield
+
+    def _doing(self, run_id: str) -> str:
+        """What the process that holds the run's lock is doing, for the refusal: the mission it runs and since
+        when its agent started (the agent file's time), or '' when the record awaits none."""
+        if self.store.read(record_path(run_id)) is None:
+            return ""
+        waiting = self.store.load(run_id).waiting
+        if waiting is None:
+            return ""
+        agent = self.agent_path(run_id)
+        since = (
+            f" since {datetime.fromtimestamp(agent.stat().st_mtime, UTC):%Y-%m-%d %H:%M:%S} UTC"
+            if agent.exists()
+            else ""
+        )
+        return f"mission #{waiting.seq} ({waiting.stage}) is running{since}"
 
     def _clear_git_locks(self, run_id: str) -> None:
         """Called holding the run's lock: any git lock of the run was left by a process now dead."""

@@ -24,6 +24,7 @@ from app.store.journal import encode_json, encode_record, event_path, mission_pa
 
 RULES = "rules"  # the engine rules the transition was made under (app/engine/rules.py); absent: none recorded
 ROUTING = "routing"  # the routing lines the transition added (SPEC C3); absent: none, or written before rules 4
+OWED = "owed"  # the comments the transition posts, by mark and text: a redelivery posts those missing
 ANCHOR = "anchor"  # the first sealed transition of a run older than J6 keeps the record it replays from
 FILE: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])  # pydantic builds an adapter in ms: once each
 MISSIONS: TypeAdapter[dict[str, str]] = TypeAdapter(dict[str, str])
@@ -81,10 +82,15 @@ def seal(run: Run, previous: Run | None, new_missions: Mapping[str, str]) -> Run
 
 
 def event_file(
-    run: Run, event: events.Event, previous: Run | None, new_missions: Mapping[str, str]
+    run: Run,
+    event: events.Event,
+    previous: Run | None,
+    new_missions: Mapping[str, str],
+    owed: list[dict[str, str]] | None = None,
 ) -> dict[str, bytes]:
     """The transition's own file: the event, the hash of the record it made, the mission records it vouches for
-    and, for a run older than J6, the unsealed record it started from (once: the first sealed transition)."""
+    and, for a run older than J6, the unsealed record it started from (once: the first sealed transition); and
+    the comments the transition owes, as the shell says them (``owed``, ``app/webhooks/outbox.py``)."""
     data: dict[str, Any] = {
         "version": run.version,
         "kind": type(event).__name__,
@@ -97,6 +103,8 @@ def event_file(
         data[RULES] = run.rules
     if run.routed:  # kept here for good: the record keeps only its newest history (SPEC C3, J5)
         data[ROUTING] = run.routed
+    if owed:
+        data[OWED] = owed
     if previous is not None and previous.chain is None:
         data[ANCHOR] = previous.journal()
     return {event_path(run.id, run.version): encode_json(data)}

@@ -110,6 +110,7 @@ class Applied:
     graph: Graph
     effects: list[Effect]
     new: bool
+    key: str = ""  # the event's key: for one applied before, what a shell reconciles from
 
 
 class RunDriver:
@@ -117,16 +118,23 @@ class RunDriver:
     with a transition that dispatches a job (the GitHub shell's jobs read them); ``None``: no orders are
     saved, since a shell that runs its missions in-process hands each its prompt directly."""
 
-    def __init__(self, store: RunStore, orders: Callable[[], OrderTerms] | None = None, tries: int = MAX_TRIES) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        orders: Callable[[], OrderTerms] | None = None,
+        tries: int = MAX_TRIES,
+        owed: Callable[[Run, list[Effect]], list[dict[str, str]]] | None = None,
+    ) -> None:
         self.store = store
         self.orders = orders
         self.tries = tries
+        self.owed = owed  # what a transition's events file keeps of the comments it owes (the GitHub shell's)
 
     def start(self, event: Start, graph: Graph) -> Applied:
         """The run's first record, saved with the graph it runs on and the files of its first transition."""
         started = time.time()
         run, effects = step(None, event, graph)
-        run, sealed = self.sealed(run, None, event, {})
+        run, sealed = self.sealed(run, None, event, {}, self._owed(run, effects))
         files = {graph_path(run.id): encode_json(graph.to_json()), **self.transition_files(run, effects), **sealed}
         self.store.save(run, None, files, message=f"interlock: start run {run.id} on {graph.name}")
         observe.saved(None, event, run, started)  # metrics and traces (SPEC W6)
@@ -150,9 +158,9 @@ class RunDriver:
             event = pinned(current, graph, make(current))
             run, effects = step(current, event, graph)
             if run is current:
-                return Applied(run, graph, [], False)
+                return Applied(run, graph, [], False, event.key)
             try:
-                run, sealed = self.sealed(run, current, event, files or {})
+                run, sealed = self.sealed(run, current, event, files or {}, self._owed(run, effects))
                 changes = {**(files or {}), **self.transition_files(run, effects), **sealed}
                 self.store.save(run, current.version, changes, message=commit_message(run, event))
             except VersionConflict:
@@ -162,12 +170,16 @@ class RunDriver:
         raise InterlockError(f"run {run_id}: gave up after {self.tries} conflicting writes")
 
     def sealed(
-        self, run: Run, current: Run | None, event: Event, files: dict[str, bytes]
+        self, run: Run, current: Run | None, event: Event, files: dict[str, bytes], owed: list[dict[str, str]]
     ) -> tuple[Run, dict[str, bytes]]:
-        """``run`` with its hash chain, and the transition's events file (SPEC J6, ``app/runner/chain.py``)."""
+        """``run`` with its hash chain, and the transition's events file (SPEC J6, ``app/runner/chain.py``) with
+        the comments the transition owes, as the shell's ``owed`` says them (``app/webhooks/outbox.py``)."""
         new = chain.new_mission_hashes(run, current, files, self.store.read)
         run = chain.seal(run, current, new)
-        return run, chain.event_file(run, event, current, new)
+        return run, chain.event_file(run, event, current, new, owed)
+
+    def _owed(self, run: Run, effects: list[Effect]) -> list[dict[str, str]]:
+        return self.owed(run, effects) if self.owed is not None else []
 
     def graph_of(self, run: Run) -> Graph:
         """The graph stored with the run at its start; cached by content hash, since it never changes."""

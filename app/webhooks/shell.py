@@ -49,6 +49,7 @@ from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.kept_config import CONFIG_CACHE as CONFIG_CACHE  # tests forget it as a restart would
 from app.webhooks.kept_config import KeptConfig
+from app.webhooks.outbox import earlier_messages, owed_entries
 from app.webhooks.pinned_board import publish as publish_board
 from app.webhooks.requests import file_request, follow_request
 from app.webhooks.status_update import needs_comment
@@ -74,7 +75,7 @@ class GitHubRuns:
         self.store = GitHubStore(
             self.api, repo, board=True, branch_of=lambda run_id: f"interlock/{run_id}", watched=(default_branch,)
         )
-        self.driver = RunDriver(self.store, self._order_terms)
+        self.driver = RunDriver(self.store, self._order_terms, owed=owed_entries)
         self._kept = KeptConfig(repo, lambda: self.store.watched_heads.get(default_branch))
         self._teams: list[TeamSettings] | None = None
 
@@ -201,7 +202,7 @@ class GitHubRuns:
         if not applied.new:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
             if replaced(self, applied.run):  # a later run of the issue owns its labels and state now
                 return applied.run
-            return self.reconcile(applied.run, applied.graph)
+            return self.reconcile(applied.run, applied.graph, applied.key)
         return self.execute(applied.run, applied.graph, applied.effects)
 
     def record(
@@ -269,15 +270,19 @@ class GitHubRuns:
 
         return self.record(run.id, sent).run
 
-    def reconcile(self, run: Run, graph: Graph) -> Run:
+    def reconcile(self, run: Run, graph: Graph, key: str | None = None) -> Run:
         """A redelivery of an event already applied: carry out every effect the saved record still owes
         (``owed_effects``) that GitHub does not show done, each once — the awaited job, the gate's pull
         request, review request and message, the ready pull request, the graph event, the question, the
         request filed upstream, the decision, the labels — then the status comment, if it changed. Only
-        redeliveries pay for these reads (``app/github/seen.py`` says how each is found)."""
+        redeliveries pay for these reads (``app/github/seen.py`` says how each is found). First, for the
+        redelivery of event ``key``, the comments of the transitions since it that the issue lacks (issue 28)."""
         seen = Seen(self.api, self.repo, int(run.links.get("issue", "0")))
         jobs: dict[int, str] = {}
-        for effect in owed_effects(run, graph):
+        owed = owed_effects(run, graph)
+        if key is not None and seen.issue:
+            self._post_earlier(run, key, seen, {effect_mark(run, effect) for effect in owed})
+        for effect in owed:
             done, run = self._shows_done(run, effect, seen, jobs)
             if not done:
                 run = self._carry_out(run, self._exact(run, effect), jobs)
@@ -285,6 +290,13 @@ class GitHubRuns:
         publish_board(self, run, redelivered=True)
         follow_request(self, run)
         return run
+
+    def _post_earlier(self, run: Run, key: str, seen: Seen, current: set[str | None]) -> None:
+        """The comments that transitions since event ``key`` owe and the issue does not show, oldest first; those
+        the record still owes itself are left to ``owed_effects``, so each is posted once."""
+        for mark, text in earlier_messages(self.api, self.repo, self.store.branch, run, key):
+            if mark not in current and not seen.posted(mark):
+                self.api.comment(self.repo, seen.issue, f"{text}\n\n{mark}")
 
     def _show_record(self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen) -> None:
         """What the issue shows of the record itself rather than of a transition's effects (those are all
@@ -341,7 +353,7 @@ class GitHubRuns:
     def _job_of(self, run: Run, seq: int) -> tuple[bool, str | None]:
         """Whether the mission has a job among the branch's dispatched runs, and the link to its log."""
         title = f"interlock {run.id} mission {seq} "
-        found = [job for t, job in self.api.dispatched_runs(self.repo, run.branch) if t.startswith(title)]
+        found = [job.id for job in self.api.dispatched_runs(self.repo, run.branch) if job.title.startswith(title)]
         return bool(found), (self._job_url(found[0]) if found and found[0] is not None else None)
 
     def _job_url(self, workflow_run: int) -> str:

@@ -38,6 +38,7 @@ from app.store.journal import RUNS_FOLDER, STATE_BRANCH
 from app.webhooks.commands import CommandError
 from app.webhooks.delivery import Delivery, list_at, text_at
 from app.webhooks.issue_runs import issue_runs
+from app.webhooks.live_mission import refuse_live_mission
 from app.webhooks.queue import change, head_to_start, started, still_running, tell_places, waiting_text
 from app.webhooks.router import Outcome
 from app.webhooks.shell import GitHubRuns
@@ -129,7 +130,9 @@ def held_text(team: TeamSettings, place: int) -> str:
 
 
 def refuse_while_stopped(runs: GitHubRuns, make: Callable[[Run], ev.Event]) -> Callable[[Run], ev.Event]:
-    """``make`` refused for a resume, route or deliver of a run whose team is stopped: stopping stays human."""
+    """``make`` refused for a resume, route or deliver of a run whose team is stopped: stopping stays human; and
+    for a resume of a mission whose job still runs (``app/webhooks/live_mission.py``): never two jobs for one.
+    Every person's command on GitHub goes through here: a comment, the web board, a check run's button."""
 
     def guarded(run: Run) -> ev.Event:
         event = make(run)
@@ -137,6 +140,7 @@ def refuse_while_stopped(runs: GitHubRuns, make: Callable[[Run], ev.Event]) -> C
         if isinstance(event, REFUSED_WHILE_STOPPED) and is_stopped(runs, team):
             why = f"team `{team.name}` is stopped; `/interlock team start` resumes its runs"
             raise EventRejected(run.id, run.status.value, type(event).__name__, why)
+        refuse_live_mission(runs, run, event)
         return event
 
     return guarded

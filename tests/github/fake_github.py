@@ -41,6 +41,8 @@ class FakeGitHub:
         self.permissions: dict[tuple[str, str], str] = {}
         self.comments: dict[int, dict[str, Any]] = {}
         self.dispatches: list[dict[str, Any]] = []
+        # each dispatched workflow run's status and times, by id, as GitHub lists them: in progress from its dispatch
+        self.job_states: dict[int, dict[str, Any]] = {}
         self.faults: dict[str, list[Fault]] = {}
         self.routes: list[tuple[str, re.Pattern[str], Callable[..., httpx.Response]]] = [
             ("POST", re.compile(r"/app/installations/(\d+)/access_tokens"), self._token),
@@ -410,6 +412,8 @@ class FakeGitHub:
     def _dispatch(self, request: httpx.Request, body: Any, repo: str, workflow: str) -> httpx.Response:
         self.dispatches.append({"repo": repo, "workflow": workflow, **body})
         run_id = 5000 + len(self.dispatches)
+        now = f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}"
+        self.job_states[run_id] = {"status": "in_progress", "created_at": now, "run_started_at": now}
         if body.get("return_run_details"):
             return httpx.Response(
                 200,
@@ -640,6 +644,13 @@ class FakeGitHub:
     ) -> httpx.Response:
         return httpx.Response(200, json=self.review_notes.get(int(review), []))
 
+    def job_ended(self, run_id: str, seq: int, status: str = "completed") -> None:
+        """The workflow runs of mission ``seq`` of run ``run_id`` end (or take ``status``), as GitHub says it."""
+        for index, dispatched in enumerate(self.dispatches):
+            inputs = dispatched.get("inputs", {})
+            if inputs.get("run") == run_id and inputs.get("mission") == str(seq):
+                self.job_states.setdefault(5001 + index, {})["status"] = status
+
     def _workflow_runs(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         branch = request.url.params.get("branch")
         runs = [
@@ -649,6 +660,7 @@ class FakeGitHub:
                 "event": "workflow_dispatch",
                 "display_title": f"interlock {d['inputs']['run']} mission {d['inputs']['mission']} "
                 f"({d['inputs'].get('stage', '?')})",
+                **self.job_states.get(5001 + i, {}),
             }
             for i, d in enumerate(self.dispatches)
             if d["repo"] == repo and d["ref"] == branch

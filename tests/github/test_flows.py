@@ -101,6 +101,7 @@ class World:
         answer: str,
         store_record: bool = True,
         record: str | None = None,
+        delivery: str | None = None,
         **job: Any,
     ) -> Outcome:
         if record is not None:
@@ -119,6 +120,7 @@ class World:
             self.fake.commit_file(
                 REPO, "interlock/state", f"runs/issue-{issue}/missions/{seq:04d}-{stage}.json", json.dumps(record)
             )
+        self.fake.job_ended(f"issue-{issue}", seq)  # GitHub lists the job completed as it sends the event
         payload = example("workflow_run", "completed.payload.json")
         payload["workflow_run"] = {
             **payload["workflow_run"],
@@ -128,7 +130,7 @@ class World:
             "head_branch": f"interlock/issue-{issue}",
             **job,
         }
-        return self.deliver("workflow_run", payload)
+        return self.deliver("workflow_run", payload, delivery)
 
     def review(self, issue: int, state: str, user: str = "carol", body: str = "") -> Outcome:
         payload = example("pull_request_review", "submitted.payload.json")
@@ -142,12 +144,12 @@ class World:
         }
         return self.deliver("pull_request_review", payload)
 
-    def comment(self, issue: int, body: str, user: str = "alice") -> Outcome:
+    def comment(self, issue: int, body: str, user: str = "alice", delivery: str | None = None) -> Outcome:
         payload = example("issue_comment", "created.payload.json")
         payload["issue"] = {**payload["issue"], "number": issue}
         payload["comment"] = {**payload["comment"], "body": body, "created_at": "2099-01-02T00:00:00Z"}
         payload["sender"] = {**payload["sender"], "login": user, "type": "User"}
-        return self.deliver("issue_comment", payload)
+        return self.deliver("issue_comment", payload, delivery)
 
 
 @pytest.fixture(autouse=True)
