@@ -80,12 +80,16 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
     except InputUnreadable as exc:
         raise InterlockError(f"cannot read {path}: {exc.reason}") from None
     subject = str(path)
+    root = path.resolve().parent.parent if path.resolve().parent.name == ".github" else Path.cwd()
     try:
         data = read_config_data(raw, subject)
         config = validate_config(data, subject)
     except ConfigInvalid as exc:
-        return config_problems(exc, subject)
-    root = path.resolve().parent.parent if path.resolve().parent.name == ".github" else Path.cwd()
+        if exc.known_only is None:
+            return config_problems(exc, subject)
+        # only unknown keys were wrong: the graphs are checked against the file without them (issue 28)
+        found = check_config(validate_config(exc.known_only, subject), local_graphsets(root), library_dirs(), subject)
+        return [*config_problems(exc, subject), *found[1:]]  # the "valid" line of the file without them left out
     if config.extends and repo is not None:
         from app.github.configcheck import github_graphsets
         from app.github.extends import extend

@@ -243,6 +243,13 @@ def continuing_options(
     ``continue_with``), so that the commands differ in what they say, not in how they are declared."""
 
 
+def words(value: str) -> str:
+    """An amendment says what to change: an empty or blank ``--note`` is refused before anything runs (issue 28)."""
+    if not value.strip():
+        raise typer.BadParameter("the changes requested need words: --note 'what to change'")
+    return value
+
+
 ROUTE_AT_HELP = "Route from this stage instead: the one whose edge a refused visit was on."
 
 
@@ -356,7 +363,7 @@ def register(cli: typer.Typer) -> None:
         "amend",
         "Refuse the gate with amendments: the node runs again (no visit spent).",
         "GateAmended",
-        Said("note", "note", Annotated[str, typer.Option("--note", help="The changes requested.")]),
+        Said("note", "note", Annotated[str, typer.Option("--note", help="The changes requested.", callback=words)]),
     )
     continue_with(
         cli,

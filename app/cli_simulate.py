@@ -125,7 +125,7 @@ def simulation_lines(graph: Graph, result: Simulation) -> list[str]:
 def _figures(missions: int, calls: int, units: float) -> str:
     from app.engine.cost_bound import counted
 
-    return f"{counted(missions, 'mission')}, {counted(calls, 'model call')}, {units:g} units"
+    return f"{counted(missions, 'mission')}, {counted(calls, 'model call')}, {counted(units, 'unit')}"
 
 
 def simulation_json(graph: Graph, result: Simulation) -> dict[str, Any]:

@@ -59,7 +59,9 @@ class Cost:
         return Cost(max(self.units, other.units), max(self.calls, other.calls), max(self.missions, other.missions))
 
     def text(self) -> str:
-        return f"{counted(self.missions, 'mission')}, {counted(self.calls, 'model call')}, {self.units:g} units"
+        return (
+            f"{counted(self.missions, 'mission')}, {counted(self.calls, 'model call')}, {counted(self.units, 'unit')}"
+        )
 
     def to_json(self) -> dict[str, float | int | None]:
         """``units`` is ``null`` when beyond what a float holds (JSON has no infinity)."""
@@ -70,8 +72,10 @@ class Cost:
         }
 
 
-def counted(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")
+def counted(number: float, noun: str) -> str:
+    """``1 unit``, ``2.5 units``, ``3 calls``: a count with its noun in the number it takes (issue 28)."""
+    shown = f"{number:g}" if isinstance(number, float) else str(number)
+    return f"{shown} {noun}" + ("" if number == 1 else "s")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from app.engine.base import Record
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
 from app.engine.kinds import MissionKind
+from app.engine.quoted import quoted
 
 RAISE_WINDOW = 16  # raises the ledger keeps (SPEC J5); ``raise_count`` counts them all
 HELD_BYTES = 8000  # the text a held call carries (its note, the answer a decision reads, the failure advised on)
@@ -27,6 +28,9 @@ LIMITS: dict[str, tuple[str, str, bool]] = {
     "units": ("max_units", "maxUnits", False),
     "usd": ("max_cost_usd", "maxCostUsd", False),
 }
+# the largest raise of each limit a person may write at once: far above any real run, well within what a float
+# counts exactly, so that `calls=+1e300` is a typo refused, never a run that can no longer be stopped by a budget
+RAISE_MAX: dict[str, float] = {"attempts": 10_000, "calls": 1_000_000, "units": 1e12, "usd": 1_000_000}
 RAISE_USAGE = "write `calls=+N`, `units=+N`, `usd=+N` or `attempts=+N`, one or more, e.g. `calls=+10 usd=+2`"
 
 
@@ -69,7 +73,7 @@ def parse_raise(words: Sequence[str]) -> dict[str, float]:
         key, equals, value = word.partition("=")
         key = key.strip().lower()
         if not equals or key not in LIMITS:
-            raise RaiseInvalid(f"`{word[:40]}` is not a budget to raise: {RAISE_USAGE}")
+            raise RaiseInvalid(f"{quoted(word, 40)} is not a budget to raise: {RAISE_USAGE}")
         if key in amounts:
             raise RaiseInvalid(f"`{key}` is raised twice; write it once")
         amounts[key] = _amount(key, value.strip())
@@ -81,11 +85,13 @@ def _amount(key: str, value: str) -> float:
     try:
         amount = float(value)
     except ValueError:
-        raise RaiseInvalid(f"`{key}={value[:20]}` is not a number: {RAISE_USAGE}") from None
+        raise RaiseInvalid(f"{quoted(f'{key}={value}', 30)} is not a number: {RAISE_USAGE}") from None
     if not math.isfinite(amount) or amount <= 0:
-        raise RaiseInvalid(f"`{key}={value[:20]}` does not raise anything: a raise is a number above zero")
+        raise RaiseInvalid(f"{quoted(f'{key}={value}', 30)} does not raise anything: a raise is a number above zero")
+    if amount > RAISE_MAX[key]:
+        raise RaiseInvalid(f"{quoted(f'{key}={value}', 30)} is more than one raise may add: at most {RAISE_MAX[key]:g}")
     if LIMITS[key][2] and not amount.is_integer():
-        raise RaiseInvalid(f"`{key}={value[:20]}` is not a whole number: {key} are counted one by one")
+        raise RaiseInvalid(f"{quoted(f'{key}={value}', 30)} is not a whole number: {key} are counted one by one")
     return amount
 
 

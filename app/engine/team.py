@@ -9,6 +9,8 @@ from pydantic import Field, ValidationError, model_validator
 from app.engine.errors import TeamInvalid
 from app.engine.graph import StrictModel
 
+MAX_TOKENS_BOUND = 1_000_000  # tokens: more than any model writes in one answer (the largest write ~128k)
+
 
 class Role(StrictModel):
     """An agent template: what it may do (capabilities, tools) and who does it (agent, model)."""
@@ -22,8 +24,9 @@ class Role(StrictModel):
     agent: str | None = None
     model: str | None = None
     # The longest answer, in tokens, an HTTP agent (`openai:`, `anthropic:`) may write for this role; unset:
-    # app.agents.base.DEFAULT_MAX_TOKENS. A small model's context needs a small bound (issue 17).
-    max_tokens: int | None = Field(None, alias="maxTokens", ge=1)
+    # app.agents.base.DEFAULT_MAX_TOKENS. A small model's context needs a small bound (issue 17); above
+    # MAX_TOKENS_BOUND no model answers, so such a bound is a typo, refused (issue 28).
+    max_tokens: int | None = Field(None, alias="maxTokens", ge=1, le=MAX_TOKENS_BOUND)
 
 
 class Team(StrictModel):

@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from githubkit.exception import GraphQLFailed
 from pydantic import ValidationError
 
+from app.engine.cost_bound import counted
 from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.mermaid import draw_mermaid
@@ -139,13 +140,14 @@ def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str]) ->
     stage = "the end" if run.stage == END else f"`{run.stage}`"
     visits = ", ".join(f"`{name}` {count}" for name, count in sorted(run.visits.items())) or "none yet"
     ledger, limits = run.ledger, run.policy
-    calls = f"{ledger.calls} calls" + (f" of {limits.max_calls}" if limits.max_calls else "")
+    calls = counted(ledger.calls, "call") + (f" of {limits.max_calls}" if limits.max_calls else "")
     lines = [
         f"**Run** `{run.id}` · **status** {run.status.value} · **graph** `{run.graph}` · **stage** {stage}",
         "",
         f"**Visits** {visits}",
         "",
-        f"**Budget used** {ledger.attempts} attempts, {calls}, {ledger.units:g} units · **accepted** {ledger.accepted}",
+        f"**Budget used** {counted(ledger.attempts, 'attempt')}, {calls}, {counted(ledger.units, 'unit')} · "
+        f"**accepted** {ledger.accepted}",
         "",
     ]
     if run.reason is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -32,6 +33,7 @@ from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
 from app.engine.graph import Policy
 from app.engine.verdict import UPSTREAM_PATTERN
+from app.github.config_keys import UNKNOWN, suggestion, without_unknown
 from app.github.teams import TeamConfig, TeamDefaults, TeamName, TeamSettings, implicit_team, settle
 from app.inputfile import InputUnreadable, parse_yaml_text
 
@@ -51,6 +53,7 @@ class ConfigInvalid(InterlockError):
     def __init__(self, message: str, problems: list[str] | None = None) -> None:
         super().__init__(message)
         self.problems = problems or [message]
+        self.known_only: dict[str, Any] | None = None  # the file without its unknown keys, when only they were wrong
 
 
 class RepoConfig(BaseModel):
@@ -197,8 +200,23 @@ def validate_config(data: dict[str, Any], source: str = CONFIG_PATH) -> RepoConf
     try:
         return RepoConfig.model_validate(data)
     except ValidationError as exc:
-        problems = [f"{where(e['loc'], data) or 'file'}: {_message(e['msg'])}" for e in exc.errors()]
-        raise ConfigInvalid(f"{source}: {'; '.join(problems)}", [f"{source}: {p}" for p in problems]) from None
+        problems = [f"{where(e['loc'], data) or 'file'}: {_said(e)}" for e in exc.errors()]
+        invalid = ConfigInvalid(f"{source}: {'; '.join(problems)}", [f"{source}: {p}" for p in problems])
+        unknown = [e for e in exc.errors() if e["type"] == UNKNOWN]
+        if len(unknown) == len(exc.errors()):  # the file without them may be checked on (config check)
+            invalid.known_only = without_unknown(data, [dict(e) for e in unknown])
+        raise invalid from None
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return RepoConfig.model_json_schema(by_alias=True, mode="validation")
+
+
+def _said(problem: Any) -> str:
+    """pydantic's message, with the key a misspelt one probably meant (app/github/config_keys.py)."""
+    hint = suggestion(tuple(problem["loc"]), _schema()) if problem["type"] == UNKNOWN else ""
+    return _message(problem["msg"]) + hint
 
 
 def where(loc: tuple[int | str, ...], data: Any) -> str:

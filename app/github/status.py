@@ -9,7 +9,7 @@ as the local journey does (SPEC W2), ``fallback`` where no role named an agent a
 
 from __future__ import annotations
 
-from app.engine.cost_bound import worst_case
+from app.engine.cost_bound import counted, worst_case
 from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.kinds import MissionKind
@@ -54,7 +54,7 @@ def render_status(
     team = f"**Team** `{run.team}` · " if run.team else ""  # none for the implicit team: as before teams
     lines.append(f"{team}**Graph** `{run.graph}` · **stage** {stage} · **branch** `{run.branch}` → `{run.base}`")
     ledger = run.ledger
-    budget = [f"{ledger.attempts} attempts", f"{ledger.calls} calls", f"{ledger.units:g} units"]
+    budget = [counted(ledger.attempts, "attempt"), counted(ledger.calls, "call"), counted(ledger.units, "unit")]
     limits = run.policy
     if limits.max_calls:
         budget[1] += f" of {limits.max_calls}"

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from textwrap import wrap
 from typing import Any
 
+from app.engine.cost_bound import counted
 from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.record import MissionKind, Run, Status
@@ -327,7 +328,8 @@ def render_status(
     ledger = run.ledger
     estimated = any(line.estimated for line in ledger.by_category.values())
     lines.append(
-        f"  budget   {ledger.attempts} attempts, {ledger.calls} calls, {ledger.units:g} units, "
+        f"  budget   {counted(ledger.attempts, 'attempt')}, {counted(ledger.calls, 'call')}, "
+        f"{counted(ledger.units, 'unit')}, "
         f"{ledger.accepted} accepted, {_money(ledger.spent_usd(), estimated, ledger.unknown_costs())} spent"
     )
     lines += launch_lines(run)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from app.engine.errors import EventRejected, RunNotFound
+from app.engine.quoted import quoted
 from app.engine.record import Run
 from app.github.pinned import BOARD_LABEL, BOARD_MARKER, VERBS
 from app.webhooks.commands import CommandError, parse_command
@@ -58,7 +59,7 @@ def board_command(
     run_id = named[0] if len(named) == 1 else ""
     try:
         if verb not in VERBS or not RUN_ID.fullmatch(run_id):
-            raise CommandError(f"`{' '.join(words)[:80]}` is not a board command ({BOARD_USAGE})")
+            raise CommandError(f"{quoted(' '.join(words))} is not a board command ({BOARD_USAGE})")
         same = parse_command(f"/interlock {VERBS[verb]}", delivery.delivery_id, moment, user)  # the run's command
         make = refuse_while_stopped(runs, same)
         run = runs.apply(run_id, make)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from app.engine.errors import EventRejected, RunNotFound
+from app.engine.quoted import quoted
 from app.engine.record import Run
 from app.github.checks import ALL, CHECK_NAME, offered
 from app.webhooks.commands import CommandError, parse_command
@@ -55,7 +56,8 @@ def requested_action(
     again = delivery.delivery_id in run.applied  # a redelivery: the click's button was offered when it came
     action = next((a for a in ALL if a.identifier == identifier and (again or a in offered(run.status))), None)
     if action is None:
-        say(f"`{identifier[:20]}` is not an action the check run of `{run.id}` offers while it is {run.status.value}")
+        status = run.status.value
+        say(f"{quoted(identifier, 20)} is not an action the check run of `{run.id}` offers while it is {status}")
         return Outcome.HANDLED
     make = refuse_while_stopped(runs, parse_command(action.command, delivery.delivery_id, datetime.now(UTC), user))
     try:

@@ -12,6 +12,7 @@ from typing import TypedDict
 
 from app.engine import events as ev
 from app.engine.errors import InterlockError
+from app.engine.quoted import quoted
 from app.engine.raises import RaiseInvalid, parse_raise
 from app.engine.record import Run
 from app.webhooks.satellites import deliver
@@ -70,5 +71,4 @@ def parse_command(body: str, key: str, moment: datetime, by: str) -> MakeEvent:
         text = " ".join(args) + (f"\n{rest}" if rest else "")
         if text.strip():
             return lambda run: ev.InputAnswered(**common, text=text.strip())
-    shown = line.strip()[:80]
-    raise CommandError(f"`{shown}` is not a command Interlock knows ({USAGE})")
+    raise CommandError(f"{quoted(line)} is not a command Interlock knows ({USAGE})")

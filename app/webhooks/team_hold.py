@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from app.engine import events as ev
 from app.engine.errors import EventRejected, RunNotFound
+from app.engine.quoted import quoted
 from app.engine.record import Run, Status
 from app.github.config import ConfigInvalid
 from app.github.status import HELD_BY, HELD_TEAM
@@ -155,7 +156,7 @@ def command(
     verb, names = (words[2].lower() if len(words) > 2 else ""), words[3:]
     try:
         if verb not in ("stop", "start") or len(names) > 1:
-            raise CommandError(f"`{' '.join(words)[:80]}` is not a team command ({USAGE})")
+            raise CommandError(f"{quoted(' '.join(words))} is not a team command ({USAGE})")
         team = which_team(runs, delivery, issue, names[0] if names else None)
     except CommandError as exc:
         runs.api.comment(runs.repo, issue, f"@{user} {exc}; nothing changed.")
@@ -174,7 +175,7 @@ def which_team(runs: GitHubRuns, delivery: Delivery, issue: int, name: str | Non
     if name is not None:
         found = next((team for team in teams if team.name == name), None)
         if found is None:
-            raise CommandError(f"`{name[:40]}` names no team of this repository (its teams: {known})")
+            raise CommandError(f"{quoted(name, 40)} names no team of this repository (its teams: {known})")
         return found
     earlier = issue_runs(runs, issue)
     if earlier:

@@ -169,6 +169,8 @@ def test_held_call_and_raises_survive_the_journal() -> None:
         (["usd=nan"], "does not raise anything"),
         (["calls=+1.5"], "is not a whole number"),
         (["calls=+1", "calls=+2"], "`calls` is raised twice"),
+        (["calls=+1e300"], "`calls=+1e300` is more than one raise may add: at most 1e+06"),  # issue 28, part 7
+        (["usd=+2000000"], "is more than one raise may add: at most 1e+06"),
     ],
 )
 def test_a_raise_written_wrong_is_refused_clearly(words: list[str], said: str) -> None:

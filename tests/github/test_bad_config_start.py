@@ -56,7 +56,10 @@ def test_a_bad_configuration_is_said_on_the_issue_and_starts_nothing(
 def test_every_problem_is_listed_and_a_redelivery_says_it_once(world: World) -> None:
     config = "trigger_lable: x\nteams: {core: {concurrency: 0}}\n"
     said = refused_start(world, config)
-    assert "- .github/interlock.yml: trigger_lable: Extra inputs are not permitted\n" in said
+    assert (
+        "- .github/interlock.yml: trigger_lable: Extra inputs are not permitted (did you mean `trigger_label`?)\n"
+        in said
+    )
     assert "- .github/interlock.yml: teams.core.concurrency: Input should be greater than or equal to 1\n" in said
     payload_delivery = f"delivery-{world.count}"
     from tests.github.test_flows import example

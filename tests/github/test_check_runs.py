@@ -68,7 +68,7 @@ def test_the_check_follows_a_run_from_start_through_its_gate_to_the_merge(world:
     assert (started["name"], started["head_sha"], started["status"]) == ("Interlock", head, "in_progress")
     summary = started["output"]["summary"]
     assert "**stage** `build`" in summary and "**Visits** `build` 1" in summary and "```mermaid" in summary
-    assert "**Budget used** 1 attempts, 1 calls, 1 units" in summary
+    assert "**Budget used** 1 attempt, 1 call, 1 unit" in summary  # issue 28, part 7: never "1 units"
     assert "**Now**: Nothing: the run is working." in summary
     world.job_done(issue, 1, "build", "built it")
     [gate] = checks(world)

@@ -86,9 +86,26 @@ def test_a_wrong_configuration_lists_every_problem_and_exits_1(tmp_path: Path) -
     result = check("--file", str(path), "--json")
     assert result.returncode == 1
     messages = [f["message"] for f in findings(result)]
-    assert any(m.endswith("trigger_lable: Extra inputs are not permitted") for m in messages)
+    assert any(
+        m.endswith("trigger_lable: Extra inputs are not permitted (did you mean `trigger_label`?)") for m in messages
+    )
     assert any(m.endswith("teams.core.roles.dev.colour: Extra inputs are not permitted") for m in messages)
     assert any(m.endswith("teams.core.concurrency: Input should be greater than or equal to 1") for m in messages)
+
+
+def test_a_misspelt_key_is_named_with_what_it_meant_and_the_graphs_are_still_checked(tmp_path: Path) -> None:
+    # issue 28, part 7: every problem of every layer in one run, with suggestions, as the graph validator gives
+    path = checkout(tmp_path, TEAMS.replace("defaultGraph: small\n", "defaultGraph: small\n    concurency: 2\n"))
+    result = check("--file", str(path), "--json")
+    assert result.returncode == 1, result.stdout
+    said = {(f["severity"], f["subject"], f["message"]) for f in findings(result)}
+    assert any(
+        m.endswith("concurency: Extra inputs are not permitted (did you mean `concurrency`?)") for _, _, m in said
+    )
+    uncarried = "no role of team 'core' carries capability 'planning': role 'lead' (full authority) will do it"
+    assert ("warning", "team core: .github/interlock/graphs/small.json", f"capability-uncarried: {uncarried}") in said
+    assert ("error", "team docs: teams/docs/bad.json", "entry-unknown: entry 'x' is not a node") in said
+    assert not any(m.startswith("valid:") for _, _, m in said)
 
 
 def test_what_cannot_be_read_exits_2(tmp_path: Path) -> None:
@@ -174,3 +191,11 @@ def test_every_team_key_is_acted_on_so_none_is_warned_as_doing_nothing(tmp_path:
     said = {(f["severity"], f["subject"]): f["message"] for f in findings(result)}
     assert not [message for message in said.values() if "not acted on" in message], said
     assert not any(subject.startswith("teams.docs.") for _, subject in said)
+
+
+def test_the_readme_says_a_misspelt_key_is_named_with_what_it_meant() -> None:
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "`teams.core.concurency: Extra inputs are not permitted (did you mean `concurrency`?)`, and when unknown keys "
+        "are all that is wrong, a checkout's graphs are still checked, against the file without them"
+    ) in text
