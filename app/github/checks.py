@@ -28,6 +28,7 @@ from app.engine.mermaid import draw_mermaid
 from app.engine.record import Run, Status
 from app.github.client import Installation, in_url
 from app.github.status import NEXT_STEP
+from app.github.web import GITHUB_COM
 
 CHECK_NAME = "Interlock"
 CHECK_RUNS = "check-runs"  # the API's folder; never a literal ending in "runs/", which names the journal's
@@ -134,7 +135,7 @@ class CheckView:
         )
 
 
-def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str]) -> CheckView:
+def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str], web: str = GITHUB_COM) -> CheckView:
     """The check of ``run``: its stage, visits, budget used and picture; ``mask`` hides secrets (a reason may quote
     an agent's answer)."""
     stage = "the end" if run.stage == END else f"`{run.stage}`"
@@ -156,7 +157,7 @@ def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str]) ->
     lines += [f"**Now**: {NEXT_STEP.get(run.status, 'Nothing: the run is over.')}", ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
     issue = run.links.get("issue", "")
-    details = f"https://github.com/{repo}/issues/{issue}" if issue else f"https://github.com/{repo}"
+    details = f"{web}/{repo}/issues/{issue}" if issue else f"{web}/{repo}"
     title = f"{run.status.value} at {run.stage if run.stage != END else 'the end'}"
     summary = fit_summary(mask("\n".join(lines)))
     return CheckView(conclusion_of(run.status), title, summary, details, offered(run.status))

@@ -39,6 +39,7 @@ from app.github.throttle import (
     Limiter,
     whole_seconds,
 )
+from app.github.web import web_url
 from app.redact import Redactor
 
 RAW = {"accept": "application/vnd.github.raw+json"}
@@ -155,6 +156,11 @@ class Installation:
     def __init__(self, github: GitHub[Any], redactor: Redactor | None = None) -> None:
         self.github = github
         self.redactor = redactor or Redactor()
+
+    @property
+    def web(self) -> str:
+        """Where people see what these calls change: the web host of the API (``app/github/web.py``)."""
+        return web_url(str(self.github.config.base_url))
 
     def call(
         self,

@@ -25,6 +25,7 @@ from app.engine.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import CONFIG_LIMIT, CONFIG_PATH, ConfigInvalid, RepoConfig, read_config_data, validate_config
 from app.github.extends import extend, folder_place
+from app.github.web import web_url
 from app.graphset import SCHEMA_SUFFIX, find_graph
 from app.inputfile import InputUnreadable, parse_json_text, parse_yaml_text
 
@@ -78,14 +79,6 @@ def repository_findings(api: Installation, repo: str) -> list[Finding]:
         fix = "grant the app Metadata: read, and check the repository's name"
         return [error(FindingCode.REPOSITORY, repo, f"the installation cannot see {repo}", fix)]
     return [ok(FindingCode.REPOSITORY, repo, f"default branch {details.get('default_branch') or 'main'}")]
-
-
-def web_url(api_url: str) -> str:
-    """The web address that goes with an API address: github.com, or a GitHub Enterprise Server host."""
-    api_url = api_url.rstrip("/")
-    if api_url == "https://api.github.com":
-        return "https://github.com"
-    return api_url.removesuffix("/api/v3")
 
 
 def installation_findings(app: GitHubApp, repo: str, web: str) -> tuple[list[Finding], dict[str, Any] | None]:

@@ -97,7 +97,7 @@ def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True
 
 
 def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
-    view = check_view(run, graph, runs.repo, runs.api.redactor.text)
+    view = check_view(run, graph, runs.repo, runs.api.redactor.text, runs.api.web)
     try:
         if remembered and _show_known(runs, run, view):
             return

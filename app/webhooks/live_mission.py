@@ -53,7 +53,7 @@ def refuse_live_mission(runs: GitHubRuns, run: Run, event: ev.Event) -> None:
         return
     since = live.started_at or live.created_at
     when = f" since {since:%Y-%m-%d %H:%M} UTC" if since else ""
-    link = f" (https://github.com/{runs.repo}/actions/runs/{live.id})" if live.id else ""
+    link = f" ({runs.api.web}/{runs.repo}/actions/runs/{live.id})" if live.id else ""
     why = f"mission #{waiting.seq} ({waiting.stage}) is running{when}{link}; `/interlock stop` first"
     raise EventRejected(run.id, run.status.value, type(event).__name__, why)
 

@@ -312,7 +312,7 @@ def tell_waiting(runs: GitHubRuns, run: Run, origin_repo: str, origin_run: str, 
     if its record names this issue as its request (GH9). Once per state: the key is the request's and the
     state's, so a redelivery applies nothing twice; a waiting run that has moved on refuses it."""
     filed = f"{runs.repo}#{run.links['issue']}"
-    pull = f"https://github.com/{runs.repo}/pull/{run.links['pr']}" if "pr" in run.links else None
+    pull = f"{runs.api.web}/{runs.repo}/pull/{run.links['pr']}" if "pr" in run.links else None
     summary = outcome_summary(run, pull)
 
     def event(waiting: Run) -> Event:

@@ -357,7 +357,7 @@ class GitHubRuns:
         return bool(found), (self._job_url(found[0]) if found and found[0] is not None else None)
 
     def _job_url(self, workflow_run: int) -> str:
-        return f"https://github.com/{self.repo}/actions/runs/{workflow_run}"
+        return f"{self.api.web}/{self.repo}/actions/runs/{workflow_run}"
 
     def _dispatch(self, run: Run, seq: int, capability: str) -> str | None:
         """A ``workflow_dispatch`` of the mission workflow on the run branch (SPEC GH3), on the capability's

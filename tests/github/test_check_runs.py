@@ -73,7 +73,9 @@ def test_the_check_follows_a_run_from_start_through_its_gate_to_the_merge(world:
     world.job_done(issue, 1, "build", "built it")
     [gate] = checks(world)
     assert (gate["status"], gate["conclusion"]) == ("completed", "action_required")
-    assert gate["details_url"] == f"https://github.com/{REPO}/issues/{issue}" and gate["actions"] == []
+    # issue 28, part 5: the link is on the API's web host (the stand-in answers at http://github.test/api/v3, as a
+    # GitHub Enterprise Server at https://HOST/api/v3), never a hard-coded github.com
+    assert gate["details_url"] == f"http://github.test/{REPO}/issues/{issue}" and gate["actions"] == []
     world.review(issue, "approved")
     assert [c["status"] for c in checks(world)] == ["completed", "in_progress"]  # the newest shows it working
     world.job_done(issue, 2, "review", "fine\nVERDICT: PASS")

@@ -36,7 +36,7 @@ def test_a_resume_while_the_missions_job_runs_is_refused_and_dispatches_nothing(
     world.comment(issue, command)
     assert last_reply(world) == (
         "@alice run issue-1 (running): cannot apply Resume: mission #1 (build) is running since 2099-01-01 23:30 UTC "
-        f"(https://github.com/{REPO}/actions/runs/5001); `/interlock stop` first; nothing changed."
+        f"(http://github.test/{REPO}/actions/runs/5001); `/interlock stop` first; nothing changed."
     )
     assert len(world.fake.dispatches) == 1 and world.run(issue).version == before.version
 

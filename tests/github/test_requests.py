@@ -194,7 +194,7 @@ def test_labels_follow_the_lifecycle_and_the_waiting_run_resumes_at_done_with_th
     assert lib_job(world, 1) is Outcome.HANDLED
     assert lib_run(world, 1).status is Status.AWAITING_MERGE and request_labels(world, 1) == ["request:done"]
     waiting = world.run(1)
-    pull = f"https://github.com/{LIB}/pull/{lib_run(world, 1).links['pr']}"
+    pull = f"http://github.test/{LIB}/pull/{lib_run(world, 1).links['pr']}"  # the API's web host (issue 28)
     assert waiting.status is Status.RUNNING and dispatched(world, REPO) == ["issue-1/1", "issue-1/2"]
     outcome = next(note for note in waiting.context.preamble if note.label.startswith("upstream outcome"))
     assert (
