@@ -13,7 +13,7 @@ from typing import assert_never
 from app.engine.budget import arm
 from app.engine.context import add_note
 from app.engine.decision import refused_hop
-from app.engine.decisions import close_decision
+from app.engine.decisions import close_decision, open_decision_of
 from app.engine.effects import Finish, MessageKind, PostMessage
 from app.engine.errors import EventRejected
 from app.engine.events import (
@@ -148,7 +148,10 @@ def _route_stage(t: Transition, event: RouteChosen) -> str:
     if event.stage is None or event.stage == t.run.stage:
         return t.run.stage
     refused = refused_hop(t.run)
-    if refused is None or event.stage != refused.stage:
+    decision = open_decision_of(t.run)
+    routes = [option for option in decision.options if option.startswith("route ")] if decision else []
+    offered = any(option.endswith(f" at {event.stage}") for option in routes)
+    if refused is None or event.stage != refused.stage or not offered:  # a stop of rules 3 offered no --at
         raise reject(t, event, f"a route starts at {t.run.stage!r}, where the run stands, not {event.stage!r}; "
                      f"{route_choices(t)}")  # fmt: skip
     return refused.stage

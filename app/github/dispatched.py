@@ -11,7 +11,7 @@ leniently: a run GitHub lists without one is still listed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 COMPLETED = "completed"
@@ -48,7 +48,9 @@ def parse_runs(data: Any) -> list[DispatchedRun]:
 
 
 def _moment(value: Any) -> datetime | None:
+    """GitHub's ISO 8601 time; one without a zone is taken as UTC (GitHub's times are), anything else None."""
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
     except ValueError:
         return None
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment

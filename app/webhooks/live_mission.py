@@ -22,7 +22,6 @@ import yaml
 
 from app.engine import events as ev
 from app.engine.errors import EventRejected
-from app.engine.flow import NOT_MISSIONS
 from app.engine.record import Run, Status
 from app.github.dispatched import DispatchedRun
 
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from app.webhooks.shell import GitHubRuns
 
 JOB_MINUTES = 360  # GitHub's timeout of a job whose workflow says none
+MAX_MINUTES = 35 * 24 * 60  # a self-hosted runner's job is cancelled after 35 days whatever it says
 QUEUED_FOR = timedelta(hours=24)  # GitHub cancels a job that waited this long for a runner
 MARGIN = timedelta(minutes=10)  # GitHub's cancellation, and its webhook, take a moment
 
@@ -40,8 +40,6 @@ def refuse_live_mission(runs: GitHubRuns, run: Run, event: ev.Event) -> None:
     if not isinstance(event, ev.Resume) or run.status is not Status.RUNNING or waiting is None:
         return
     if event.key in run.applied:  # a redelivery of the resume that dispatched this very job: the engine skips it
-        return
-    if waiting.kind in NOT_MISSIONS:  # a decision or an advisor's answer: the App's own call, no job
         return
     title = f"interlock {run.id} mission {waiting.seq} "
     jobs = [job for job in runs.api.dispatched_runs(runs.repo, run.branch) if job.title.startswith(title)]
@@ -54,7 +52,10 @@ def refuse_live_mission(runs: GitHubRuns, run: Run, event: ev.Event) -> None:
     since = live.started_at or live.created_at
     when = f" since {since:%Y-%m-%d %H:%M} UTC" if since else ""
     link = f" ({runs.api.web}/{runs.repo}/actions/runs/{live.id})" if live.id else ""
-    why = f"mission #{waiting.seq} ({waiting.stage}) is running{when}{link}; `/interlock stop` first"
+    why = (
+        f"mission #{waiting.seq} ({waiting.stage}) is running{when}{link}: wait for it to end, or cancel its "
+        "workflow run (`/interlock stop` stops the run when the job returns)"
+    )
     raise EventRejected(run.id, run.status.value, type(event).__name__, why)
 
 
@@ -82,5 +83,9 @@ def workflow_minutes(runs: GitHubRuns) -> int:
 
 
 def _minutes(job: object) -> int:
+    """A job's ``timeout-minutes``: GitHub's default for one that sets none, or a value no number can be (a string,
+    ``.inf``); at most ``MAX_MINUTES`` (GitHub's own bound of a job)."""
     value = job.get("timeout-minutes") if isinstance(job, dict) else None
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else JOB_MINUTES
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < float("inf"):
+        return JOB_MINUTES
+    return int(min(value, MAX_MINUTES))

@@ -16,7 +16,10 @@ posted — so the path that works pays nothing, and the record stays the size it
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import logging
 from typing import Any
 
 from app.engine.effects import Effect, Escalate, PostMessage
@@ -27,24 +30,42 @@ from app.runner.chain import OWED
 from app.store.journal import event_path
 from app.store.layout import sharded
 
+log = logging.getLogger("interlock.outbox")
 LOOKBACK = 8  # transitions a redelivery looks back over: a run rarely makes more before one comes
 
 
-def owed_entries(run: Run, effects: list[Effect]) -> list[dict[str, str]]:
-    """The comments a transition's effects post, as its events file keeps them (``RunDriver``'s ``owed``)."""
-    entries = []
+def owed_key(private_key: str) -> bytes | None:
+    """The key the App signs its owed comments with, derived from its private key: anyone may push to the state
+    branch, so a redelivery posts only what the App itself wrote there (None without a key: nothing is kept)."""
+    return hashlib.sha256(b"interlock owed comments\0" + private_key.encode()).digest() if private_key else None
+
+
+def signed(key: bytes, mark: str, text: str) -> str:
+    return hmac.new(key, f"{mark}\0{text}".encode(), hashlib.sha256).hexdigest()
+
+
+def owed_entries(run: Run, effects: list[Effect], key: bytes | None) -> list[dict[str, str]]:
+    """The comments a transition's effects post, signed, as its events file keeps them (``RunDriver``'s ``owed``)."""
+    entries: list[dict[str, str]] = []
+    if key is None:
+        return entries
     for effect in effects:
         mark = effect_mark(run, effect)
-        if mark and isinstance(effect, PostMessage):
-            entries.append({"mark": mark, "text": effect.text})
-        elif mark and isinstance(effect, Escalate):
-            entries.append({"mark": mark, "text": effect.decision})
+        text = effect.text if isinstance(effect, PostMessage) else ""
+        text = effect.decision if isinstance(effect, Escalate) else text
+        if mark and text:
+            entries.append({"mark": mark, "text": text, "sig": signed(key, mark, text)})
     return entries
 
 
-def earlier_messages(api: Installation, repo: str, branch: str, run: Run, key: str) -> list[tuple[str, str]]:
+def earlier_messages(
+    api: Installation, repo: str, branch: str, run: Run, key: str, signer: bytes | None
+) -> list[tuple[str, str]]:
     """(mark, text) of the comments the transitions from the one that applied ``key`` to the newest posted,
-    oldest first (the newest ``LOOKBACK`` when that one is older), read from the state ``branch`` of ``repo``."""
+    oldest first (the newest ``LOOKBACK`` when that one is older: those before are dropped, and logged), read
+    from the state ``branch`` of ``repo``; only entries the App signed (``signer``) count."""
+    if signer is None:
+        return []
     versions = list(range(run.version, max(run.version - LOOKBACK, 0), -1))
     logical = [event_path(run.id, version) for version in versions]
     paths = [*logical, *(where for path in logical if (where := sharded(path)) is not None)]
@@ -53,10 +74,14 @@ def earlier_messages(api: Installation, repo: str, branch: str, run: Run, key: s
     found: list[tuple[str, str]] = []
     for path in logical:
         data = _events_file(files.get(path) or files.get(sharded(path) or ""))
-        found = [*_entries(data), *found]
+        found = [*_entries(data, signer), *found]
         event = data.get("event")
         if isinstance(event, dict) and event.get("key") == key:
             break
+    else:
+        if run.version > LOOKBACK:
+            said = "run %s: event %s is older than the %d newest transitions: only their comments are posted"
+            log.warning(said, run.id, key, LOOKBACK)
     unique = {mark: text for mark, text in reversed(found)}  # one each; the oldest place kept below
     return [(mark, text) for mark, text in found if unique.pop(mark, None) is not None]
 
@@ -69,12 +94,17 @@ def _events_file(text: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _entries(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """The events file's owed comments, read leniently: an entry that is not a mark and a text is skipped."""
+def _entries(data: dict[str, Any], signer: bytes) -> list[tuple[str, str]]:
+    """The events file's owed comments, read leniently: an entry that is not a mark, a text and the App's
+    signature of both is skipped (a forged one among them: the state branch is anyone's with push access)."""
     owed = data.get(OWED)
     entries = owed if isinstance(owed, list) else []
     return [
         (entry["mark"], entry["text"])
         for entry in entries
-        if isinstance(entry, dict) and isinstance(entry.get("mark"), str) and isinstance(entry.get("text"), str)
+        if isinstance(entry, dict)
+        and isinstance(entry.get("mark"), str)
+        and isinstance(entry.get("text"), str)
+        and isinstance(entry.get("sig"), str)
+        and hmac.compare_digest(entry["sig"], signed(signer, entry["mark"], entry["text"]))
     ]

@@ -49,7 +49,7 @@ from app.webhooks.citations import refused_filing, start_terms
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.kept_config import CONFIG_CACHE as CONFIG_CACHE  # tests forget it as a restart would
 from app.webhooks.kept_config import KeptConfig
-from app.webhooks.outbox import earlier_messages, owed_entries
+from app.webhooks.outbox import earlier_messages, owed_entries, owed_key
 from app.webhooks.pinned_board import publish as publish_board
 from app.webhooks.requests import file_request, follow_request
 from app.webhooks.status_update import needs_comment
@@ -75,7 +75,8 @@ class GitHubRuns:
         self.store = GitHubStore(
             self.api, repo, board=True, branch_of=lambda run_id: f"interlock/{run_id}", watched=(default_branch,)
         )
-        self.driver = RunDriver(self.store, self._order_terms, owed=owed_entries)
+        self.owed_key = owed_key(app.identity.private_key)
+        self.driver = RunDriver(self.store, self._order_terms, owed=lambda r, e: owed_entries(r, e, self.owed_key))
         self._kept = KeptConfig(repo, lambda: self.store.watched_heads.get(default_branch))
         self._teams: list[TeamSettings] | None = None
 
@@ -294,7 +295,7 @@ class GitHubRuns:
     def _post_earlier(self, run: Run, key: str, seen: Seen, current: set[str | None]) -> None:
         """The comments that transitions since event ``key`` owe and the issue does not show, oldest first; those
         the record still owes itself are left to ``owed_effects``, so each is posted once."""
-        for mark, text in earlier_messages(self.api, self.repo, self.store.branch, run, key):
+        for mark, text in earlier_messages(self.api, self.repo, self.store.branch, run, key, self.owed_key):
             if mark not in current and not seen.posted(mark):
                 self.api.comment(self.repo, seen.issue, f"{text}\n\n{mark}")
 

@@ -138,3 +138,12 @@ def test_the_readme_says_what_each_route_does_after_a_refused_visit() -> None:
         "| `interlock route RUN VERDICT [--at STAGE]` |",
     ):
         assert words in text, words
+
+
+def test_at_is_refused_on_a_stop_whose_decision_offered_no_route_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a stop recorded under rules 3 offered no `--at`; a route continued under rules 4 may not take one (review)
+    monkeypatch.setattr(rules, "CURRENT", Rules(3))
+    d = refused()
+    monkeypatch.undo()
+    with pytest.raises(EventRejected, match="a route starts at 'review', where the run stands, not 'implement'"):
+        d.apply(ev.RouteChosen, verdict="PASS", stage="implement")

@@ -9,6 +9,7 @@ import pytest
 
 from app.engine.record import Status
 from app.webhooks.live_mission import JOB_MINUTES, workflow_minutes
+from tests.github.test_advisor_flows import advised, failed_first_mission  # noqa: F401 - fixture
 from tests.github.test_check_runs import checks, clicked_on
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - fixture
 
@@ -36,7 +37,8 @@ def test_a_resume_while_the_missions_job_runs_is_refused_and_dispatches_nothing(
     world.comment(issue, command)
     assert last_reply(world) == (
         "@alice run issue-1 (running): cannot apply Resume: mission #1 (build) is running since 2099-01-01 23:30 UTC "
-        f"(http://github.test/{REPO}/actions/runs/5001); `/interlock stop` first; nothing changed."
+        f"(http://github.test/{REPO}/actions/runs/5001): wait for it to end, or cancel its workflow run "
+        "(`/interlock stop` stops the run when the job returns); nothing changed."
     )
     assert len(world.fake.dispatches) == 1 and world.run(issue).version == before.version
 
@@ -100,8 +102,9 @@ def test_the_readme_says_when_a_mission_is_live_and_when_lost() -> None:
 
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     for words in (
-        "A `resume` or `retry` (a comment, the web board, a check run's button) of a run whose mission's job GitHub "
-        "still lists queued or in progress is refused with a reply, and nothing is dispatched",
+        "A `resume` or `retry` (a comment, the web board, a check run's button) of a run whose mission's job (an "
+        "advisor's or a decision's too) GitHub still lists queued or in progress is refused with a reply, and "
+        "nothing is dispatched",
         "the sum of its jobs' `timeout-minutes` on the default branch (360 for a job that sets none, GitHub's "
         "default) and 10 minutes more",
         "a job still queued counts as live for 24 hours more",
@@ -109,3 +112,35 @@ def test_the_readme_says_when_a_mission_is_live_and_when_lost() -> None:
         "since …; use `interlock stop RUN` first` (exit 2)",
     ):
         assert words in text, words
+
+
+@pytest.mark.parametrize(
+    ("timeout", "minutes"),
+    [(".inf", JOB_MINUTES), ("100000000000000", 35 * 24 * 60), ("'90'", JOB_MINUTES), ("-5", JOB_MINUTES)],
+)
+def test_a_timeout_no_job_can_have_is_read_as_github_would(world: World, timeout: str, minutes: int) -> None:
+    # a workflow file is the repository's: odd numbers never crash the guard (found by a hostile review)
+    world.fake.commit_file(
+        REPO, "main", ".github/workflows/interlock.yml", f"jobs:\n  a:\n    timeout-minutes: {timeout}\n"
+    )
+    assert workflow_minutes(world.runs()) == minutes
+
+
+def test_a_listing_time_without_a_zone_is_utc(world: World) -> None:
+    issue = started(world, "2099-01-01T23:30:00")  # no "Z": read as GitHub's UTC, never a crash
+    world.comment(issue, "/interlock retry")
+    assert "is running since 2099-01-01 23:30 UTC" in last_reply(world) and len(world.fake.dispatches) == 1
+
+
+def test_a_retry_while_an_advisors_job_runs_is_refused(advised: World) -> None:
+    # an advisor's answer is a job of its own (found by a hostile review: it was skipped, and dispatched twice)
+    from app.engine.record import MissionKind
+
+    advised.fake.commit_file(REPO, "main", ".github/workflows/interlock.yml", WORKFLOW)
+    issue = failed_first_mission(advised)
+    assert advised.run(issue).waiting.kind is MissionKind.ADVISOR
+    job = max(advised.fake.job_states)
+    advised.fake.job_states[job] = {"status": "in_progress", "created_at": SAID, "run_started_at": SAID}
+    before = len(advised.fake.dispatches)
+    advised.comment(issue, "/interlock retry")
+    assert len(advised.fake.dispatches) == before and "is running since" in last_reply(advised)

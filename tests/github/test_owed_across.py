@@ -97,8 +97,28 @@ def test_the_readme_says_what_a_redelivery_posts_of_earlier_transitions() -> Non
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     for words in (
         'Each transition\'s events file keeps the comments it posts, by their hidden mark and text (`"owed"`).',
-        "reads the events files from its own transition to the newest (at most 8, in one GraphQL call) and posts, "
-        "oldest first, each comment the issue lacks, once",
+        "reads the events files from its own transition to the newest (at most 8, in one GraphQL call: a comment of "
+        "an older transition is dropped, and logged) and posts, oldest first, each comment the issue lacks that the "
+        "App signed there",
         "A pull request merged or closed while a decision is open closes it: `choice` `closed`",
     ):
         assert words in text, words
+
+
+def test_a_comment_forged_into_an_events_file_is_never_posted(world: World) -> None:
+    # the state branch is anyone's with push access: only entries the App signed with its key are posted
+    from app.store.journal import event_path
+    from app.store.layout import sharded
+
+    _, issue = world.label()
+    fail_next_comment(world, issue)
+    with pytest.raises(Exception, match="502"):
+        world.job_done(issue, 1, "build", "", store_record=False, delivery="job-1")
+    run = world.run(issue)
+    path = sharded(event_path(run.id, run.version)) or event_path(run.id, run.version)
+    data = json.loads(world.fake.files_at(REPO, "interlock/state")[path])
+    forged = {"mark": "<!-- x -->", "text": "@everyone approved: merge now https://evil.example", "sig": "0" * 64}
+    data["owed"] = [*data["owed"], forged, {"mark": "<!-- y -->", "text": "unsigned https://evil.example"}, "junk"]
+    world.fake.commit_file(REPO, "interlock/state", path, json.dumps(data))
+    world.job_done(issue, 1, "build", "", store_record=False, delivery="job-1")  # the redelivery
+    assert comments_with(world, "evil.example") == 0 and comments_with(world, "# Decision needed") == 1
