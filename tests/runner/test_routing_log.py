@@ -7,23 +7,21 @@ rules 4 each transition names the lines it added and its events file keeps them 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from app.engine import context, rules
 from app.engine import events as ev
-from app.engine.graph import Graph
-from app.engine.record import MissionStatus, Run
+from app.engine.record import Run
 from app.engine.validate import parse_graph
-from app.runner.driver import RunDriver, same_event
+from app.runner.driver import RunDriver
 from app.runner.routing_log import render_routing, routing_log
 from app.runner.verify import Divergence, verify
-from app.store.journal import encode_json, event_path, mission_path
+from app.store.journal import encode_json, event_path
 from app.store.memory import MemoryStore
 from tests.engine.driver import loop_graph
+from tests.runner.test_long_verify import T0, finish  # the same mission answers, the same start time
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GRAPH = parse_graph(loop_graph(work={"maxVisits": 1000}, review={"maxVisits": 1000}))
 
 
@@ -34,17 +32,6 @@ def long_run(store: MemoryStore, missions: int, run_id: str = "long") -> Run:
     for index in range(1, missions + 1):
         run = finish(driver, run, GRAPH, index)
     return run
-
-
-def finish(driver: RunDriver, run: Run, graph: Graph, index: int) -> Run:
-    waiting = run.waiting
-    assert waiting is not None
-    answer = "done" + ("\nVERDICT: FAIL" if waiting.stage == "review" else "")
-    event = ev.MissionFinished(
-        key=f"m{index}", at=T0 + timedelta(seconds=index), seq=waiting.seq, status=MissionStatus.DONE, answer=answer
-    )
-    files = {mission_path(run.id, waiting.seq, waiting.stage): encode_json({"answer": answer})}
-    return driver.apply(run.id, same_event(event), graph, files).run
 
 
 def test_every_routing_line_is_kept_outside_the_trimmed_history() -> None:
