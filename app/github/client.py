@@ -24,12 +24,13 @@ import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RateLimitExceeded, RequestFailed
-from githubkit.retry import RetryChainDecision, RetryServerError
+from githubkit.retry import RetryChainDecision
 
 from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
 from app.github.dispatched import DispatchedRun, parse_runs
+from app.github.lost_answer import MakesNothingTwice, answer_may_be_lost, made_comment, since
 from app.github.snapshot import Snapshot, read_snapshot
 from app.github.throttle import (
     WINDOW_S,
@@ -122,7 +123,7 @@ class GitHubApp:
 
     def _github(self, auth: Any, who: str = usage.APP) -> GitHub[Any]:
         limiter = self.limiter(who)
-        retries = RetryChainDecision(BoundedRateLimitRetry(pause=limiter.pause), RetryServerError(max_retry=3))
+        retries = RetryChainDecision(BoundedRateLimitRetry(pause=limiter.pause), MakesNothingTwice(max_retry=3))
         return GitHub(
             auth,
             base_url=self.identity.api_url,
@@ -289,7 +290,16 @@ class Installation:
         return fit_body(self.redactor.text(body))
 
     def comment(self, repo: str, issue: int, body: str) -> int:
-        data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": self.shown(body)})
+        """The comment posted, once: when its answer is lost, the comment GitHub made of it is found instead of a
+        second one posted (``app/github/lost_answer.py``)."""
+        shown, after = self.shown(body), since()
+        try:
+            data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": shown})
+        except Exception as exc:
+            made = made_comment(self, repo, issue, shown, after) if answer_may_be_lost(exc) else None
+            if made is None:
+                raise
+            return made
         return int(data["id"])
 
     def comment_once(self, repo: str, issue: int, body: str, mark: str) -> None:
@@ -338,11 +348,17 @@ class Installation:
         return lines
 
     def create_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool) -> dict[str, Any]:
-        data = self.call(
-            "POST",
-            f"/repos/{repo}/pulls",
-            json={"head": head, "base": base, "title": title, "body": body, "draft": draft},
-        )
+        """The branch's pull request, made once: when an earlier attempt's answer was lost, GitHub refuses a second
+        one (422) and the open one is found instead; a 422 with none open (no commits) is raised."""
+        fields = {"head": head, "base": base, "title": title, "body": body, "draft": draft}
+        try:
+            data = self.call("POST", f"/repos/{repo}/pulls", json=fields)
+        except Exception as exc:
+            refused = isinstance(exc, GitHubError) and exc.status == 422
+            found = self.open_pull(repo, head) if refused or answer_may_be_lost(exc) else None
+            if found is None:
+                raise
+            return found
         return {"number": int(data["number"]), "node_id": str(data.get("node_id", ""))}
 
     def edit_pull(self, repo: str, number: int, body: str) -> None:

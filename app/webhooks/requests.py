@@ -26,6 +26,7 @@ from app.engine.record import Run, Status, UpstreamState
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import ConfigInvalid, RepoConfig
 from app.github.extends import load_config
+from app.github.lost_answer import answer_may_be_lost
 from app.github.teams import TEAM_LABEL, TeamSettings
 from app.runner.driver import Applied
 from app.store.github import GitHubStore
@@ -34,11 +35,12 @@ from app.webhooks.filing import claim_filing, refuse_cycle, release_filing, unfi
 from app.webhooks.issue_runs import issue_runs
 from app.webhooks.router import Outcome
 
-UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo}{chain} -->"
+UPSTREAM_MARKER = "<!-- interlock:upstream run={run_id} repo={repo}{chain}{key} -->"
 MARKER = re.compile(
     r"<!-- interlock:upstream run=(?P<run>[\w.-]+) repo=(?P<repo>[\w.-]+/[\w.-]+)"
-    r"(?: chain=(?P<chain>[\w.,:/-]*))? -->"
+    r"(?: chain=(?P<chain>[\w.,:/-]*))?(?: key=(?P<key>[\w./-]+))? -->"
 )
+RECENT = 100  # the target's newest issues searched for a request a lost answer made (issue 28)
 SUPERVISED = re.compile(r"to supervise run `[\w.-]+` of team `(?P<team>[\w.-]+)`")
 UPSTREAM_LINK = "upstream"  # the run's link to the request it filed, `owner/name#number`: only its close counts
 AUTO_LINK = "upstream_team"  # the target team that auto-accepts the request the run filed (SPEC U4)
@@ -122,10 +124,14 @@ def unknown_team(named: str | None, taken: str | None, target: str) -> str:
     return f"(The request named team `{named}`, which {target} does not have.)" if named and named != taken else ""
 
 
-def request_body(run: Run, repo: str, issue: int, text: str, note: str, chain: list[str] | None = None) -> str:
-    """The request issue's body: the agent's words, where it comes from, and the marker naming the waiting run
-    and the chain of teams (``owner/name:team``) that wait on it, its own first (SPEC U3: no cycle)."""
-    marker = UPSTREAM_MARKER.format(run_id=run.id, repo=repo, chain=f" chain={','.join(chain)}" if chain else "")
+def request_body(
+    run: Run, repo: str, issue: int, text: str, note: str, chain: list[str] | None = None, key: str = ""
+) -> str:
+    """The request issue's body: the agent's words, where it comes from, and the marker naming the waiting run,
+    the chain of teams (``owner/name:team``) that wait on it, its own first (SPEC U3: no cycle), and the key of
+    the effect that filed it (a lost answer's issue is found by it, issue 28)."""
+    chained = f" chain={','.join(chain)}" if chain else ""
+    marker = UPSTREAM_MARKER.format(run_id=run.id, repo=repo, chain=chained, key=f" key={key}" if key else "")
     said = f"\n\n{note}" if note else ""
     return f"{text}{said}\n\n_Filed by Interlock for run `{run.id}` of {repo}#{issue}._\n{marker}"
 
@@ -208,13 +214,41 @@ def _create_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int,
     labels = [read[0].trigger_label, f"{REQUEST_LABEL}accepted"] if auto and read else [f"{REQUEST_LABEL}open"]
     labels += [f"{TEAM_LABEL}{team.name}"] if team is not None and not team.implicit else []
     note = unknown_team(named, team.name if team else None, effect.target)
-    body = request_body(run, runs.repo, issue, text, note, chain)
-    created = runs.api.create_issue(effect.target, effect.title, body, labels)
+    body = request_body(run, runs.repo, issue, text, note, chain, effect.key)
+    created = made_request(runs, effect) or _create_issue(runs, effect, body, labels)
     filed = {UPSTREAM_LINK: f"{effect.target}#{created['number']}", FILED_LINK: effect.key, URL_LINK: created["url"]}
     if auto and team is not None:
         filed[AUTO_LINK] = team.name
     key = f"{run.id}/upstream/{filed[UPSTREAM_LINK]}"
     return runs.record(run.id, lambda r: Linked(key=key, at=r.updated_at, links=filed)).run
+
+
+def _create_issue(runs: GitHubRuns, effect: FileRequest, body: str, labels: list[str]) -> dict[str, Any]:
+    """The request issue made; when its answer is lost, the issue GitHub made of it (issue 28)."""
+    try:
+        return runs.api.create_issue(effect.target, effect.title, body, labels)
+    except Exception as exc:
+        found = made_request(runs, effect) if answer_may_be_lost(exc) else None
+        if found is None:
+            raise
+        return found
+
+
+def made_request(runs: GitHubRuns, effect: FileRequest) -> dict[str, Any] | None:
+    """The request issue ``effect`` filed already, among the target's newest issues: an earlier attempt's, whose
+    answer was lost (a timeout, a 5xx after the fact, a crash); ``None`` when there is none. Only an issue the
+    App's bot opened, whose trailer carries the effect's key, counts: a copied marker is not the App's (GH9)."""
+    params = {"state": "all", "sort": "created", "direction": "desc", "per_page": RECENT}
+    slug = runs.app.identity.slug
+    listed = runs.api.call("GET", f"/repos/{effect.target}/issues", params=params)
+    for issue in listed if isinstance(listed, list) else []:
+        user = issue.get("user") or {} if isinstance(issue, dict) else {}
+        if user.get("type") != "Bot" or (slug and user.get("login") != f"{slug}[bot]"):
+            continue
+        found = own_marker(str(issue.get("body") or ""))
+        if found is not None and found.group("key") == effect.key and isinstance(issue.get("number"), int):
+            return {"number": issue["number"], "url": str(issue.get("html_url") or "")}
+    return None
 
 
 def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Callable[[Delivery], Outcome]) -> None:

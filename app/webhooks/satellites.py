@@ -91,6 +91,11 @@ def open_pulls(runs: GitHubRuns, run: Run, draft: bool) -> Run:
     return run
 
 
+def unlinked(run: Run) -> list[str]:
+    """The satellites the run names no pull request of: without work yet, or one whose answer was lost."""
+    return [repo for repo in run.satellites if PULL.format(repo=repo) not in run.links]
+
+
 def _open_one(runs: GitHubRuns, run: Run, repo: str, draft: bool) -> dict[str, str]:
     """The links of ``repo``'s new pull request; none when its run branch holds no work (GitHub's 422)."""
     found = runs.api.repository(repo) or {}

@@ -315,13 +315,14 @@ class GitHubRuns:
                 if url:
                     jobs[effect.seq] = url  # the status comment keeps the link to the job's log
                 return found, run
-            case OpenPullRequest():
+            case OpenPullRequest():  # a satellite without a pull request is asked again: its answer may be lost
                 run = self._link_open_pull(run)
-                return "pr" in run.links, run
+                return "pr" in run.links and not satellites.unlinked(run), run
             case ReadyPullRequest():
                 run = self._link_open_pull(run)
                 pull = self.api.pull(self.repo, int(run.links["pr"])) if "pr" in run.links else None
-                return pull is not None and (not pull["draft"] or pull["state"] != "open"), run
+                ready = pull is not None and (not pull["draft"] or pull["state"] != "open")
+                return ready and not satellites.unlinked(run), run
             case OpenGate():
                 wanted = set(self.team_of(run).gatekeepers)
                 if not wanted or "pr" not in run.links:

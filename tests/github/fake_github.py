@@ -22,6 +22,7 @@ from app.store.layout import V1, layout_path, logical, placed, read_layout, run_
 from tests.github.openapi import problems
 
 Fault = tuple[int, dict[str, str]]
+LOST = -2  # the fault of a request GitHub carries out but whose answer is lost (a timeout after the fact)
 
 
 def sha(data: Any) -> str:
@@ -166,7 +167,8 @@ class FakeGitHub:
         headers: dict[str, str] | None = None,
         after: int = 0,
     ) -> None:
-        """Answer ``status`` to the next ``times`` matching requests, once ``after`` of them went through."""
+        """Answer ``status`` to the next ``times`` matching requests, once ``after`` of them went through; ``0``
+        times out before GitHub acts, ``LOST`` after it acted (the answer is lost)."""
         queue = self.faults.setdefault(f"{method} {path_part}", [])
         queue.extend([(-1, {})] * after + [(status, headers or {})] * times)
 
@@ -214,9 +216,15 @@ class FakeGitHub:
                 status, headers = queue.pop(0)
                 if status == -1:  # let this one through
                     break
+                if status == LOST:  # GitHub does it, and its answer never comes back
+                    self._route(request, path)
+                    raise httpx.ReadTimeout("injected lost answer", request=request)
                 if status == 0:
                     raise httpx.ReadTimeout("injected timeout", request=request)
                 return httpx.Response(status, headers=headers, json={"message": f"injected {status}"})
+        return self._route(request, path)
+
+    def _route(self, request: httpx.Request, path: str) -> httpx.Response:
         if any(path == f"/repos/{repo}" or path.startswith(f"/repos/{repo}/") for repo in self.unreadable):
             return httpx.Response(404, json={"message": "Not Found"})
         for method, pattern, handler in self.routes:
@@ -430,6 +438,11 @@ class FakeGitHub:
             return httpx.Response(422, json={"message": "Validation Failed"})
         if self.refs[(repo, body["head"])] == self.refs[(repo, body["base"])]:
             return httpx.Response(422, json={"message": "No commits between base and head"})
+        if any((p["repo"], p["head"], p["state"]) == (repo, body["head"], "open") for p in self.pulls.values()):
+            owner = repo.split("/")[0]
+            message = f"A pull request already exists for {owner}:{body['head']}."
+            error = {"resource": "PullRequest", "code": "custom", "message": message}
+            return httpx.Response(422, json={"message": "Validation Failed", "errors": [error]})
         number = 100 + len(self.pulls)
         self.pulls[number] = {**body, "repo": repo, "reviewers": [], "node_id": f"PR_{number}", "state": "open"}
         return httpx.Response(201, json={"number": number, "node_id": f"PR_{number}", "draft": body.get("draft")})
@@ -492,6 +505,8 @@ class FakeGitHub:
                 "body": issue.get("body") or "",
                 "state": "open",
                 "labels": [{"name": name} for name in self.labels.get((repo, number), [])],
+                "user": {"login": f"{self.app_slug}[bot]", "type": "Bot"},  # every issue made here is the App's
+                "html_url": f"https://github.com/{repo}/issues/{number}",
             }
             for number, issue in ((issue["number"], issue) for issue in self.issues if not issue.get("deleted"))
             if issue["repo"] == repo and all(name in self.labels.get((repo, number), []) for name in wanted)

@@ -20,7 +20,7 @@ def comments_with(world: World, words: str) -> int:
 
 
 def fail_next_comment(world: World, issue: int) -> None:
-    world.fake.fail("POST", f"/repos/{REPO}/issues/{issue}/comments", 502, times=4)  # githubkit's retries too
+    world.fake.fail("POST", f"/repos/{REPO}/issues/{issue}/comments", 502)  # sent once: a create is never retried
 
 
 def decided(world: World, issue: int) -> tuple[Callable[[], object], str, Scenario]:
