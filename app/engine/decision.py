@@ -14,7 +14,7 @@ from app.engine.context import cut_utf8
 from app.engine.events import GitState
 from app.engine.graph import FAIL, PASS, Graph
 from app.engine.raises import suggested_raise
-from app.engine.record import Hop, ReasonCode, Run
+from app.engine.record import Hop, ReasonCode, Run, Status
 from app.engine.rules import SINCE, Change
 
 WHY_BYTES = 600
@@ -88,9 +88,17 @@ def route_options(run: Run, graph: Graph, stage: str, unrun: bool, at: bool = Fa
         else:
             name, cli, comment = f"route {label}", f" {label}", f" {label}"
             meaning = f"pass `{stage}` as if it had answered `{label}`: follow its edge{to}" if unrun else ""
-        meaning = meaning or f"follow the `{label}` edge of `{stage}`"
+        meaning = (meaning or f"follow the `{label}` edge of `{stage}`") + gate_first(run, graph, stage)
         options.append(Option(name, f"interlock route {run.id}{cli}", f"/interlock route{comment}", meaning))
     return options
+
+
+def gate_first(run: Run, graph: Graph, stage: str) -> str:
+    """What a route past ``stage`` says when the stage has a human gate: from rules 5 it opens the gate, which a
+    gatekeeper passes (SPEC H1, H6), unless the run waits at that gate already (the route then passes it)."""
+    if run.rules < SINCE[Change.ROUTE_OPENS_GATE] or run.autopilot or run.status is Status.GATE_WAIT:
+        return ""
+    return f", once a gatekeeper approves the gate of `{stage}`" if graph.node(stage).human_gate else ""
 
 
 def refused_hop(run: Run) -> Hop | None:

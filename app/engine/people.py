@@ -32,13 +32,24 @@ from app.engine.events import (
     StopWithdrawn,
     UpstreamChanged,
 )
-from app.engine.flow import NOT_MISSIONS, dispatch, enter, escalate, follow, interrupt, note_person, reach_end, settle
+from app.engine.flow import (
+    NOT_MISSIONS,
+    dispatch,
+    enter,
+    escalate,
+    follow,
+    interrupt,
+    note_person,
+    open_gate,
+    reach_end,
+    settle,
+)
 from app.engine.gates import approved_line, check_duties, check_review
 from app.engine.graph import END
 from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
 from app.engine.rules import Change
 from app.engine.transition import Transition
-from app.engine.verdict import route_verdict
+from app.engine.verdict import Routing, route_verdict
 
 WAITING_ON_OTHERS = (Status.GATE_WAIT, Status.AWAITING_INPUT, Status.AWAITING_UPSTREAM)
 
@@ -137,10 +148,21 @@ def on_route(t: Transition, event: RouteChosen) -> None:
         raise reject(t, event, f"stage {stage!r} has no edge for {event.verdict!r}; {route_choices(t)}")
     label = next((x for x in t.graph.labels(stage) if x.casefold() == event.verdict.casefold()), event.verdict)
     check_duties(t, event)  # SPEC H6: routing a run on from its gate passes the gate
+    at_gate = t.run.status is Status.GATE_WAIT
     close_decision(t, Choice.ROUTE, f"route {label}" + (f" at {stage}" if stage != t.run.stage else ""), event.by)
     _rearm(t)
     t.run.stage = stage
+    if not at_gate and gated(t, stage):  # SPEC H1: as if the stage had answered, so its gate opens
+        open_gate(t, Routing(edge=edge, verdict=label), t.run.mission_count)
+        return
     follow(t, edge, by=event.by or "person")
+
+
+def gated(t: Transition, stage: str) -> bool:
+    """Whether a route past ``stage`` waits at its human gate: from rules 5 a person's route is an answer of the
+    stage like an agent's (SPEC H1), so only a gatekeeper's approval passes it, and never the requester's when
+    duties are separated (H6); before, the route followed the edge (issue 28: the route skipped the gate)."""
+    return t.rules.has(Change.ROUTE_OPENS_GATE) and t.graph.node(stage).human_gate and not t.run.autopilot
 
 
 def _route_stage(t: Transition, event: RouteChosen) -> str:

@@ -28,6 +28,7 @@ class Change(StrEnum):
     ROUTING_JOURNALLED = "routing journalled"  # issue 27: a record names the routing lines it added (SPEC C3)
     REFUSED_EDGE_OFFERED = "refused edge offered"  # issue 28: a refused visit offers a route from the edge's source
     CLOSED_DECISION = "closed decision"  # issue 28: a pull request closed while a decision is open closes it
+    ROUTE_OPENS_GATE = "route opens gate"  # issue 28: a route past a stage with a human gate opens its gate (H1)
 
 
 SINCE: dict[Change, int] = {
@@ -36,10 +37,11 @@ SINCE: dict[Change, int] = {
     Change.ROUTING_JOURNALLED: 4,
     Change.REFUSED_EDGE_OFFERED: 4,
     Change.CLOSED_DECISION: 4,
+    Change.ROUTE_OPENS_GATE: 5,
 }
 """The first rules version each change belongs to; every version before it keeps the rule it replaced."""
 
-RULES_VERSION = 4  # the rules this engine makes transitions under: the newest of SINCE, recorded since issue 27
+RULES_VERSION = 5  # the rules this engine makes transitions under: the newest of SINCE, recorded since issue 27
 UNRECORDED = (3, 2, 1)  # the rules a transition recording none may have been made under, the likeliest first
 NOT_RECORDED = 0  # the record's ``rules`` when a transition recorded none (Interlock before issue 27)
 

@@ -9,6 +9,7 @@ from app.engine import events as ev
 from app.engine.effects import DispatchMission, Effect
 from app.engine.graph import Graph
 from app.engine.record import MissionStatus, Run, Usage
+from app.engine.rules import Rules
 from app.engine.step import step
 from app.engine.validate import parse_graph
 from tests.helpers import edge, graph, node
@@ -22,6 +23,7 @@ class Driver:
         self.count = 0
         self.run: Run
         self.effects: list[Effect] = []
+        self.rules: Rules | None = None  # the engine rules events are applied under (None: this engine's)
         start.setdefault("title", "Add a greeting")
         start.setdefault("body", "Please add hello().")
         self.apply(ev.Start, run_id="run-1", **start)
@@ -31,7 +33,7 @@ class Driver:
         fields.setdefault("key", f"k{self.count}")
         fields.setdefault("at", T0 + timedelta(minutes=self.count))
         event = kind(**fields)
-        self.run, self.effects = step(getattr(self, "run", None), event, self.graph)
+        self.run, self.effects = step(getattr(self, "run", None), event, self.graph, self.rules)
         return self.effects
 
     def finish(

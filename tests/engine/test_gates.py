@@ -144,12 +144,15 @@ def test_the_requesters_own_approval_counts_when_duties_are_not_separated() -> N
 
 
 def test_separate_duties_do_not_stop_the_requester_outside_a_gate() -> None:
-    # SPEC H6 is about gates: the requester still routes an escalated run
+    # SPEC H6 is about gates: the requester still routes an escalated run; the stage routed past is gated, so
+    # from rules 5 its gate opens (issue 28: before, the route skipped it), for another person to approve
     d = Driver(SEPARATED, by="alice")
     d.apply(ev.StopRequested, by="alice")
     d.finish("work\nVERDICT: PASS")
     assert d.run.status is Status.INTERRUPTED
     d.apply(ev.RouteChosen, by="alice", verdict="PASS")
+    assert d.run.status is Status.GATE_WAIT
+    d.apply(ev.GateApproved, by="carol", commit=d.run.gate.head if d.run.gate else None)
     assert d.run.status is Status.RUNNING
 
 

@@ -147,3 +147,66 @@ def test_at_is_refused_on_a_stop_whose_decision_offered_no_route_at(monkeypatch:
     monkeypatch.undo()
     with pytest.raises(EventRejected, match="a route starts at 'review', where the run stands, not 'implement'"):
         d.apply(ev.RouteChosen, verdict="PASS", stage="implement")
+
+
+GATED = graph(
+    [node("implement", maxVisits=9), node("review", "review", maxVisits=2, humanGate=True)],
+    [
+        edge("implement", "PASS", "review"),
+        edge("review", "PASS", "__end__"),
+        edge("review", "FAIL", "implement"),
+    ],
+    entry="implement",
+)
+
+
+def refused_at_a_gate() -> Driver:
+    """As ``refused``, with review behind a human gate whose every approval comes back FAIL from the review."""
+    d = Driver(GATED, by="rita", separate_duties=True)
+    while d.run.status in (Status.RUNNING, Status.GATE_WAIT):
+        if d.run.status is Status.GATE_WAIT:
+            d.apply(ev.GateApproved, by="gail")
+            continue
+        assert d.run.waiting is not None
+        d.finish("done\nVERDICT: PASS" if d.run.waiting.stage == "implement" else "no\nVERDICT: FAIL")
+    return d
+
+
+def test_route_past_a_refused_stage_with_a_human_gate_opens_its_gate() -> None:
+    # SPEC H1, H6, E3 (issue 28): `route PASS` answers review as its agent would; review is gated, so its gate
+    # opens (a gatekeeper approves it), rather than the route passing the gate that the stage's own answer could not
+    d = refused_at_a_gate()
+    assert (d.run.status, d.run.stage) == (Status.ESCALATED, "review")
+    d.apply(ev.RouteChosen, verdict="PASS", by="rita")  # the requester may route; the gate is not hers to pass
+    assert d.run.status is Status.GATE_WAIT and d.run.gate is not None
+    assert (d.run.gate.stage, d.run.gate.verdict) == ("review", "PASS")
+    with pytest.raises(EventRejected, match="duties are separated"):
+        d.apply(ev.GateApproved, by="rita")
+    d.apply(ev.GateApproved, by="gail")
+    assert d.run.status is Status.AWAITING_MERGE
+
+
+def test_a_route_from_an_open_gate_still_passes_it() -> None:
+    # SPEC E3, H6: at the gate itself the route is the gatekeeper's choice, as before: it follows the edge
+    d = refused_at_a_gate()
+    d.apply(ev.RouteChosen, verdict="PASS", by="rita")
+    d.apply(ev.RouteChosen, verdict="PASS", by="gail")
+    assert d.run.status is Status.AWAITING_MERGE
+
+
+def test_under_rules_4_the_route_followed_the_edge_as_recorded() -> None:
+    # SPEC J6: a route made under rules 4 replays as it was made: past the gate
+    d = refused_at_a_gate()
+    d.rules = Rules(4)
+    d.apply(ev.RouteChosen, verdict="PASS", by="ann")
+    assert d.run.status is Status.AWAITING_MERGE
+
+
+def test_the_decision_says_the_route_waits_for_the_gate() -> None:
+    # SPEC E2, H1: the option's meaning says the gate comes first, so nobody expects the route to end the run
+    d = refused_at_a_gate()
+    decision = d.of(Escalate)[-1].decision
+    assert (
+        "pass `review` as if it had answered `PASS`: follow its edge to `__end__`, once a gatekeeper approves "
+        in decision
+    )

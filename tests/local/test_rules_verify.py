@@ -89,8 +89,8 @@ def test_readme_says_verify_replays_each_transition_by_its_rules() -> None:
 
 
 README_SENTENCES = (
-    'Each transition records the engine rules it was made under (`"rules": 4` in the record and its events '
-    "file), and `verify` replays it with those rules",
+    f'Each transition records the engine rules it was made under (`"rules": {rules.RULES_VERSION}` in the record '
+    "and its events file), and `verify` replays it with those rules",
     "A transition recorded before Interlock recorded its rules says none; `verify` accepts it when one of the rules "
     "of that time (1 to 3) gives the record it recorded",
     "an events file claiming other rules gives another record than the one whose hash the chain carries",
