@@ -29,7 +29,7 @@ from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_
 from app.webhooks.gate_reviews import answer_refused, review_commit
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import leave, tell_places
-from app.webhooks.requests import UPSTREAM_LINK, default_branch_of, is_request, label_closed, own_marker, start_accepted
+from app.webhooks.requests import UPSTREAM_LINK, is_request, label_closed, own_marker, sibling, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.satellites import SatelliteUnreadable, satellite_closed
 from app.webhooks.satellites import pull_closed as landed
@@ -101,10 +101,9 @@ class Handlers:
             return self._leave_queue(delivery)  # SPEC U5: a closed issue leaves its team's queue
         upstream = delivery.require(delivery.repository, "repository.full_name", "an owner/name")
         number = delivery.require_number("issue", "number")
-        home = found.group("repo")  # its configuration is read at its own default branch
-        branch = default_branch_of(self.runs(delivery).api, home)
-        origin = GitHubRuns(self.app, delivery.installation_id, home, branch, self.library)
-        if closer != app_user and not origin.config().allows(origin.api.permission(upstream, closer)):
+        here = self.runs(delivery)
+        origin = sibling(here, found.group("repo"))  # its configuration read at its default branch, its installation
+        if closer != app_user and not origin.config().allows(here.api.permission(upstream, closer)):
             log.warning("ignored %s: closed by %s, who lacks the permission", delivery.describe(), closer)
             return Outcome.IGNORED  # SPEC GH9: nothing changes, a queued request stays in line
         self._leave_queue(delivery)  # SPEC U5: a request waiting in its team's queue leaves it

@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from app.engine.effects import Effect, FileRequest
 from app.engine.errors import EventRejected, RunNotFound
@@ -26,6 +26,7 @@ from app.engine.record import Run, Status, UpstreamState
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import ConfigInvalid, RepoConfig
 from app.github.extends import load_config
+from app.github.installations import installation_for
 from app.github.lost_answer import answer_may_be_lost
 from app.github.teams import TEAM_LABEL, TeamSettings
 from app.runner.driver import Applied
@@ -70,6 +71,8 @@ class GitHubRuns(Protocol):
 
     def config(self) -> RepoConfig: ...
 
+    def api_of(self, repo: str) -> Installation: ...
+
     def team_of(self, run: Run) -> TeamSettings: ...
 
     def is_live(self, run: Run) -> bool: ...
@@ -79,6 +82,9 @@ class GitHubRuns(Protocol):
     def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run: ...
 
     def apply(self, run_id: str, make: Callable[[Run], Event]) -> Run: ...
+
+
+R = TypeVar("R", bound=GitHubRuns)
 
 
 def named_team(body: str) -> tuple[str | None, str]:
@@ -145,7 +151,7 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
     that finds the record names the issue this very effect filed (``FILED_LINK``) files nothing again, and a
     replica that loses the claim (``claim_filing``) leaves the filing to the one that won it (SPEC GH8)."""
     if run.links.get(FILED_LINK) != effect.key:
-        read = target_config(runs.api, effect.target)
+        read = target_config(runs.api_of(effect.target), effect.target)  # another account's: its installation
         named, _ = named_team(effect.body)
         taker = taking_team(read[0].team_settings(), named or supervised(runs, run, effect.target)) if read else None
         chain = chain_of(runs, run)
@@ -226,7 +232,7 @@ def _create_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int,
 def _create_issue(runs: GitHubRuns, effect: FileRequest, body: str, labels: list[str]) -> dict[str, Any]:
     """The request issue made; when its answer is lost, the issue GitHub made of it (issue 28)."""
     try:
-        return runs.api.create_issue(effect.target, effect.title, body, labels)
+        return runs.api_of(effect.target).create_issue(effect.target, effect.title, body, labels)
     except Exception as exc:
         found = made_request(runs, effect) if answer_may_be_lost(exc) else None
         if found is None:
@@ -240,7 +246,7 @@ def made_request(runs: GitHubRuns, effect: FileRequest) -> dict[str, Any] | None
     App's bot opened, whose trailer carries the effect's key, counts: a copied marker is not the App's (GH9)."""
     params = {"state": "all", "sort": "created", "direction": "desc", "per_page": RECENT}
     slug = runs.app.identity.slug
-    listed = runs.api.call("GET", f"/repos/{effect.target}/issues", params=params)
+    listed = runs.api_of(effect.target).call("GET", f"/repos/{effect.target}/issues", params=params)
     for issue in listed if isinstance(listed, list) else []:
         user = issue.get("user") or {} if isinstance(issue, dict) else {}
         if user.get("type") != "Bot" or (slug and user.get("login") != f"{slug}[bot]"):
@@ -279,7 +285,7 @@ def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Call
     payload = {
         "action": "labeled",
         "label": {"name": config.trigger_label},
-        "installation": {"id": runs.installation},
+        "installation": {"id": upstream.installation},
         "repository": {"full_name": target, "default_branch": upstream.default_branch},
         "sender": {"login": bot, "type": "Bot"},
         "issue": issue,
@@ -287,10 +293,14 @@ def start_accepted(runs: GitHubRuns, run: Run, app_slug: str | None, start: Call
     start(Delivery("issues", f"{run.id}/accept/{link}", payload))
 
 
-def sibling(runs: GitHubRuns, repo: str) -> GitHubRuns:
-    """The GitHub shell of another repository of the same installation."""
-    branch = runs.default_branch if repo == runs.repo else default_branch_of(runs.api, repo)
-    return type(runs)(runs.app, runs.installation, repo, branch, runs.library)
+def sibling(runs: R, repo: str) -> R:
+    """The GitHub shell of another repository, through the installation of the App that reaches it: the same
+    for the same account, another's for a request across accounts (``app/github/installations.py``)."""
+    if repo == runs.repo:
+        return type(runs)(runs.app, runs.installation, repo, runs.default_branch, runs.library)
+    installation = installation_for(runs.app, repo, runs.repo, runs.installation)
+    branch = default_branch_of(runs.api_of(repo), repo)
+    return type(runs)(runs.app, installation, repo, branch, runs.library)
 
 
 def default_branch_of(api: Installation, repo: str) -> str:
@@ -377,4 +387,4 @@ def label_closed(origin: GitHubRuns, run_id: str, filed: str, state: str) -> Non
     waiting = origin.store.find(run_id)
     if waiting is not None and waiting.links.get(UPSTREAM_LINK) == filed:
         repo, _, number = filed.rpartition("#")
-        set_state(origin.api, repo, int(number), state)
+        set_state(origin.api_of(repo), repo, int(number), state)

@@ -6,9 +6,10 @@ satellite whose run branch holds work gets one too (a satellite without work has
 request), and every body then links the others. The run is ``done`` only when the main pull request and every
 satellite's are merged: a merge that leaves another open is remembered in the run's links (``landed:<repo>``)
 and the last one ends the run. ``/interlock deliver owner/name[,owner/name]`` (a writer) marks satellites
-delivered without their merge. The App must be installed on each satellite with the main repository's
-installation: the close of a satellite's pull request arrives as that repository's event, carrying the
-marker of the run it belongs to, and counts only when the run itself names that pull request (like GH9).
+delivered without their merge. The App must be installed on each satellite; one in another account is reached
+through that account's installation (``app/github/installations.py``). The close of a satellite's pull request
+arrives as that repository's event, carrying the marker of the run it belongs to, and counts only when the run
+itself names that pull request (like GH9).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from app.engine import events as ev
 from app.engine.errors import EventRejected, InterlockError
 from app.engine.record import Run
 from app.github.client import GitHubApp, GitHubError, Installation
+from app.github.installations import installation_for
 from app.runner.driver import Applied
 from app.webhooks.delivery import Delivery, number_at, text_at
 from app.webhooks.router import Outcome
@@ -40,6 +42,8 @@ class GitHubRuns(Protocol):
     api: Installation
     repo: str
 
+    def api_of(self, repo: str) -> Installation: ...
+
     def record(self, run_id: str, make: Callable[[Run], ev.Event]) -> Applied: ...
 
 
@@ -54,13 +58,14 @@ class DeliverError(EventRejected):
     """``/interlock deliver REPOS`` naming a repository that is no satellite of the run."""
 
 
-def make_branches(api: Installation, satellites: list[str], branch: str) -> None:
+def make_branches(api_of: Callable[[str], Installation], satellites: list[str], branch: str) -> None:
     """Each satellite's run branch, at its default branch's head; one that exists already is kept (a redelivered
-    start). A satellite the App cannot read refuses the start before anything is made, as a missing base does."""
+    start). A satellite the App cannot read refuses the start before anything is made, as a missing base does.
+    Each is reached through its own account's installation (``api_of``): a satellite may be another's."""
     heads: dict[str, str] = {}
     for repo in satellites:
-        found = api.repository(repo)
-        head = api.ref(repo, str(found.get("default_branch") or "main")) if found else None
+        found = api_of(repo).repository(repo)
+        head = api_of(repo).ref(repo, str(found.get("default_branch") or "main")) if found else None
         if head is None:
             raise SatelliteUnreadable(
                 f"the satellite repository `{repo}` cannot be read: install the App on it, or remove it from the "
@@ -68,8 +73,8 @@ def make_branches(api: Installation, satellites: list[str], branch: str) -> None
             )
         heads[repo] = head
     for repo, head in heads.items():
-        if api.ref(repo, branch) is None:
-            api.create_ref(repo, branch, head)
+        if api_of(repo).ref(repo, branch) is None:
+            api_of(repo).create_ref(repo, branch, head)
 
 
 def open_pulls(runs: GitHubRuns, run: Run, draft: bool) -> Run:
@@ -81,7 +86,7 @@ def open_pulls(runs: GitHubRuns, run: Run, draft: bool) -> Run:
         if number is None:
             made.update(_open_one(runs, run, repo, draft))
         elif not draft and number != UNOPENED:
-            runs.api.mark_ready(run.links[PULL_NODE.format(repo=repo)])
+            runs.api_of(repo).mark_ready(run.links[PULL_NODE.format(repo=repo)])
     if not made:
         return run
     run = runs.record(
@@ -98,11 +103,11 @@ def unlinked(run: Run) -> list[str]:
 
 def _open_one(runs: GitHubRuns, run: Run, repo: str, draft: bool) -> dict[str, str]:
     """The links of ``repo``'s new pull request; none when its run branch holds no work (GitHub's 422)."""
-    found = runs.api.repository(repo) or {}
+    found = runs.api_of(repo).repository(repo) or {}
     base = str(found.get("default_branch") or "main")
     title = f"{run.request.title} (Interlock run {run.id}, part of {runs.repo})"
     try:
-        pull = runs.api.create_pull(repo, run.branch, base, title, _body(runs, run, repo), draft)
+        pull = runs.api_of(repo).create_pull(repo, run.branch, base, title, _body(runs, run, repo), draft)
     except GitHubError as exc:
         if exc.status == 422:
             return {}
@@ -144,7 +149,7 @@ def pulls_of(runs: GitHubRuns, run: Run) -> dict[str, str]:
 
 def _link_bodies(runs: GitHubRuns, run: Run) -> None:
     for repo, number in pulls_of(runs, run).items():
-        runs.api.edit_pull(repo, int(number), _body(runs, run, None if repo == runs.repo else repo))
+        runs.api_of(repo).edit_pull(repo, int(number), _body(runs, run, None if repo == runs.repo else repo))
 
 
 def main_repo(run: Run) -> str:
@@ -210,6 +215,7 @@ def satellite_closed(
     if marked is None or repo is None or installation is None or marked.group("repo") == repo:
         return None
     main = marked.group("repo")
+    installation = installation_for(app, main, repo, installation)  # the main repository may be another account's
     found = app.installation(installation).repository(main) or {}
     runs = open_runs(installation, main, str(found.get("default_branch") or "main"))
     number = str(number_at(delivery.payload, "pull_request", "number"))

@@ -34,9 +34,10 @@ from app.engine.graph import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
 from app.engine.team import Team
-from app.github.client import GitHubApp, GitHubError
+from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import CONFIG_PATH, RepoConfig
 from app.github.extends import load_config
+from app.github.installations import api_for
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.github.teams import TeamSettings, team_named
@@ -52,6 +53,7 @@ from app.webhooks.kept_config import KeptConfig
 from app.webhooks.outbox import earlier_messages, owed_entries, owed_key
 from app.webhooks.pinned_board import publish as publish_board
 from app.webhooks.requests import file_request, follow_request
+from app.webhooks.satellite_checks import show_satellite_checks
 from app.webhooks.status_update import needs_comment
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
@@ -79,6 +81,11 @@ class GitHubRuns:
         self.driver = RunDriver(self.store, self._order_terms, owed=lambda r, e: owed_entries(r, e, self.owed_key))
         self._kept = KeptConfig(repo, lambda: self.store.watched_heads.get(default_branch))
         self._teams: list[TeamSettings] | None = None
+
+    def api_of(self, repo: str) -> Installation:
+        """The client for calls about ``repo``: another account's through that account's installation of the App
+        (a satellite or a request's target elsewhere, ``app/github/installations.py``), else this one."""
+        return api_for(self.app, self.api, repo, self.repo, self.installation)
 
     def config(self) -> RepoConfig:
         """The repository's configuration from its default branch, over what it extends (``extends:``), kept
@@ -130,7 +137,7 @@ class GitHubRuns:
         team = team or self.teams()[0]
         run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
-        satellites.make_branches(self.api, team.satellites, branch)  # SPEC U7: a run branch in each
+        satellites.make_branches(self.api_of, team.satellites, branch)  # SPEC U7: a run branch in each
         resumed = not self._create_run_branch(branch, config.base, title)
         comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
         event = Start(
@@ -411,6 +418,8 @@ class GitHubRuns:
         """The check run (SPEC W5), then the status comment when what a person must do changed since ``before``
         (``app/webhooks/status_update.py``); on a redelivery, only if what it shows changed."""
         checked = show_check(self, run, graph, remembered=seen is None)  # False: no check, the comment shows all
+        if checked and run.satellites:
+            show_satellite_checks(self, run, graph)  # on each satellite's pull request too (SPEC U7)
         comment = run.links.get("status_comment")
         if not comment or (seen is None and checked and not needs_comment(before, run)):
             return

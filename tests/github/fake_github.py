@@ -141,6 +141,9 @@ class FakeGitHub:
         self.repo_labels: set[str] = set()
         self.runners: list[dict[str, Any]] | None = None  # None: the app may not list them (403)
         self.unreadable: set[str] = set()  # repositories the installation cannot see: GitHub answers 404
+        # owner -> the id of that account's installation of the App: a token of another installation gets 404 on
+        # its repositories, as on GitHub; empty: every token reaches every repository (one installation)
+        self.accounts: dict[str, int] = {}
         self.rate_limit = 5000  # GitHub's hourly REST quota of an installation (GraphQL: its own, as large)
         self.rate_left: dict[tuple[str, str], int] = {}  # (installation id or "app", resource) -> left
 
@@ -226,6 +229,8 @@ class FakeGitHub:
 
     def _route(self, request: httpx.Request, path: str) -> httpx.Response:
         if any(path == f"/repos/{repo}" or path.startswith(f"/repos/{repo}/") for repo in self.unreadable):
+            return httpx.Response(404, json={"message": "Not Found"})
+        if self._other_account(request, path):
             return httpx.Response(404, json={"message": "Not Found"})
         for method, pattern, handler in self.routes:
             match = pattern.fullmatch(path)
@@ -760,9 +765,21 @@ class FakeGitHub:
         return httpx.Response(200, json={"id": 12345, "slug": self.app_slug, "name": "Interlock"})
 
     def _installation(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
-        if self.installation is None:
+        owner = repo.split("/")[0]
+        if self.installation is None or (self.accounts and owner not in self.accounts):
             return httpx.Response(404, json={"message": "Not Found"})
+        if owner in self.accounts:
+            account = {"id": self.accounts[owner], "account": {"login": owner}}
+            return httpx.Response(200, json={**self.installation, **account})
         return httpx.Response(200, json=self.installation)
+
+    def _other_account(self, request: httpx.Request, path: str) -> bool:
+        """Whether an installation token names another account's installation than ``path``'s repository's."""
+        owner = path.split("/")[2] if path.startswith("/repos/") else ""
+        auth = request.headers.get("authorization", "")
+        if owner not in self.accounts or "ghs_" not in auth:  # the App's JWT asks where it is installed
+            return False
+        return auth.rsplit("ghs_", 1)[1] != str(self.accounts[owner])
 
     def _repository(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         return httpx.Response(200, json={"full_name": repo, "default_branch": self.default_branch, "private": True})

@@ -221,8 +221,8 @@ def test_the_readme_says_how_requests_are_hardened() -> None:
         "A supervision run's request to its own repository that names no team goes to the team it supervises.",
         "The filing is claimed with compare-and-swap on the run's record before the issue is made, so two service "
         "replicas handling one delivery file one request.",
-        "A GitHub failure (5xx or a timeout) while filing fails the delivery, and its redelivery files the request; "
-        "an issue GitHub refuses (404, 422) is not retried: the run escalates with `upstream_unfileable`, and its "
-        "issue names the status and the fix.",
+        "A GitHub failure (5xx or a timeout) while filing fails the delivery, and its redelivery files the request "
+        "(or finds the one a lost answer made: see above); an issue GitHub refuses (404, 422) is not retried: the "
+        "run escalates with `upstream_unfileable`, and its issue names the status and the fix.",
     ):
         assert sentence in text, sentence
