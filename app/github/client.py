@@ -390,11 +390,13 @@ class Installation:
         ]
         return {str(user.get("login")) for user in users if isinstance(user, dict) and user.get("login")}
 
-    def issue_comments(self, repo: str, issue: int, pages: int = 10) -> list[dict[str, Any]]:
-        """The comments of an issue (id and body), oldest first: up to ``pages`` pages of 100."""
+    def issue_comments(self, repo: str, issue: int, pages: int = 10, after: str | None = None) -> list[dict[str, Any]]:
+        """The comments of an issue (id and body), oldest first: up to ``pages`` pages of 100; ``after``: only
+        those updated since then (GitHub's ``since``), so a long issue's newest are among those read."""
         found: list[dict[str, Any]] = []
         for page in range(1, pages + 1):
-            data = self.call("GET", f"/repos/{repo}/issues/{issue}/comments", params={"per_page": 100, "page": page})
+            params: dict[str, Any] = {"per_page": 100, "page": page} | ({"since": after} if after else {})
+            data = self.call("GET", f"/repos/{repo}/issues/{issue}/comments", params=params)
             batch = [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
             found += [{"id": c.get("id"), "body": str(c.get("body") or "")} for c in batch]
             if len(batch) < 100:

@@ -61,8 +61,10 @@ def answer_may_be_lost(exc: BaseException) -> bool:
 
 
 def since(moment: datetime | None = None) -> str:
-    """The ``since`` of a listing that finds what a request sent at ``moment`` (now) made."""
-    return f"{(moment or datetime.now(UTC)) - SENT_BEFORE:%Y-%m-%dT%H:%M:%SZ}"
+    """The ``since`` of a listing that finds what was made from ``moment`` (now; a moment to come counts as now)
+    on, with room for clocks that differ."""
+    now = datetime.now(UTC)
+    return f"{min(moment or now, now) - SENT_BEFORE:%Y-%m-%dT%H:%M:%SZ}"
 
 
 def made_comment(api: Installation, repo: str, issue: int, shown: str, after: str) -> int | None:

@@ -60,14 +60,15 @@ def effect_mark(run: Run, effect: Effect) -> str | None:
 class Seen:
     """The issue's comments and labels, each read at most once per redelivery, and only when asked."""
 
-    def __init__(self, api: Installation, repo: str, issue: int) -> None:
-        self.api, self.repo, self.issue = api, repo, issue
+    def __init__(self, api: Installation, repo: str, issue: int, after: str | None = None) -> None:
+        """``after``: comments updated before then are not read (none made since can carry a run's marks)."""
+        self.api, self.repo, self.issue, self.after = api, repo, issue, after
         self._comments: list[dict[str, Any]] | None = None
         self._labels: set[str] | None = None
 
     def comments(self) -> list[dict[str, Any]]:
         if self._comments is None:
-            self._comments = self.api.issue_comments(self.repo, self.issue) if self.issue else []
+            self._comments = self.api.issue_comments(self.repo, self.issue, after=self.after) if self.issue else []
         return self._comments
 
     def posted(self, mark: str) -> bool:

@@ -38,6 +38,7 @@ from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import CONFIG_PATH, RepoConfig
 from app.github.extends import load_config
 from app.github.installations import api_for
+from app.github.lost_answer import since
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.github.teams import TeamSettings, team_named
@@ -285,7 +286,8 @@ class GitHubRuns:
         request filed upstream, the decision, the labels — then the status comment, if it changed. Only
         redeliveries pay for these reads (``app/github/seen.py`` says how each is found). First, for the
         redelivery of event ``key``, the comments of the transitions since it that the issue lacks (issue 28)."""
-        seen = Seen(self.api, self.repo, int(run.links.get("issue", "0")))
+        # only the comments since the run began can carry its marks: on an issue of thousands, those are read
+        seen = Seen(self.api, self.repo, int(run.links.get("issue", "0")), after=since(run.created_at))
         jobs: dict[int, str] = {}
         owed = owed_effects(run, graph)
         if key is not None and seen.issue:

@@ -413,13 +413,14 @@ class FakeGitHub:
         if len(body["body"]) > BODY_LIMIT:
             return too_long()
         comment_id = 1000 + len(self.comments)
-        self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"]}
+        now = f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}"
+        self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"], "updated_at": now}
         return httpx.Response(201, json={"id": comment_id, "body": body["body"]})
 
     def _edit_comment(self, request: httpx.Request, body: Any, repo: str, comment_id: str) -> httpx.Response:
         if len(body["body"]) > BODY_LIMIT:
             return too_long()
-        self.comments[int(comment_id)]["body"] = body["body"]
+        self.comments[int(comment_id)].update(body=body["body"], updated_at=f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
         return httpx.Response(200, json={"id": int(comment_id), "body": body["body"]})
 
     def _dispatch(self, request: httpx.Request, body: Any, repo: str, workflow: str) -> httpx.Response:
@@ -704,10 +705,11 @@ class FakeGitHub:
         return httpx.Response(202, json={})
 
     def _list_comments(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
+        after = request.url.params.get("since", "")  # GitHub's: only those updated at or after it
         found = [
-            {"id": number, "body": c["body"]}
+            {"id": number, "body": c["body"], "updated_at": c.get("updated_at", "")}
             for number, c in sorted(self.comments.items())
-            if c["repo"] == repo and c["issue"] == int(issue)
+            if c["repo"] == repo and c["issue"] == int(issue) and c.get("updated_at", after) >= after
         ]
         return httpx.Response(200, json=self._page(request, found))
 

@@ -195,3 +195,26 @@ def test_a_supervision_issue_whose_answer_is_lost_is_opened_once(world: World) -
     twice(lambda: world.deliver("pull_request", merged_payload(f"interlock/issue-{ENDED}"), delivery="merged"))
     assert run_of(world, ENDED).status is Status.DONE
     assert len(supervision_issues(world)) == 1 and run_of(world, 1).supervision
+
+
+def test_an_issue_of_thousands_of_comments_still_shows_a_posted_comment_to_the_redelivery(world: World) -> None:
+    # SPEC GH8: a busy issue has 1,200 comments from before the run; the question was posted and the delivery
+    # failed after it (the status comment's edit). The redelivery reads the comments since the run began, so it
+    # sees the question's mark (before: only the oldest 1,000 were read, and it was posted again)
+    _, issue = world.label()
+    for n in range(1200):
+        world.fake.comments[n - 1200] = {
+            "repo": REPO,
+            "issue": issue,
+            "body": f"+1 ({n})",
+            "updated_at": "2018-01-01T00:00:00Z",
+        }
+    record = {"seq": 1, "stage": "build", "status": "done", "answer": "Which database?\nVERDICT: NEEDS_INPUT"}
+    world.fake.commit_file(REPO, "interlock/state", f"runs/issue-{issue}/missions/0001-build.json", json.dumps(record))
+    world.fake.fail("PATCH", "/issues/comments/", 502, times=10)
+    with pytest.raises(Exception, match="502"):
+        world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1")
+    world.fake.faults.clear()
+    assert world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1") is Outcome.HANDLED
+    questions = [c for c in world.fake.comments.values() if "needs an answer from a person" in c["body"]]
+    assert len(questions) == 1
