@@ -24,12 +24,16 @@ class GitHTTP:
         self.tokens = set() if token is None else {token}  # none: a public repository
         self.requests: list[bytes] = []  # upload-pack request bodies, in order
         self.refused = 0
+        # a repository's path (``/owner/name.git``) -> the only tokens that reach it, as a private repository of
+        # another account, which the job's own token does not reach
+        self.only: dict[str, set[str]] = {}
 
-    def authorized(self, header: str | None) -> bool:
-        if not self.tokens:
+    def authorized(self, header: str | None, path: str = "") -> bool:
+        tokens = next((only for prefix, only in self.only.items() if path.startswith(prefix)), self.tokens)
+        if not tokens:
             return True
         given = base64.b64encode  # the header git sends: basic base64("x-access-token:TOKEN")
-        return any(header == f"basic {given(f'x-access-token:{token}'.encode()).decode()}" for token in self.tokens)
+        return any(header == f"basic {given(f'x-access-token:{token}'.encode()).decode()}" for token in tokens)
 
 
 def _handler(server: GitHTTP) -> type[BaseHTTPRequestHandler]:
@@ -47,7 +51,7 @@ def _handler(server: GitHTTP) -> type[BaseHTTPRequestHandler]:
             self.backend(body)
 
         def backend(self, body: bytes) -> None:
-            if not server.authorized(self.headers.get("Authorization")):
+            if not server.authorized(self.headers.get("Authorization"), self.path):
                 server.refused += 1
                 self.send_response(401)
                 self.send_header("WWW-Authenticate", 'Basic realm="git"')

@@ -7,7 +7,9 @@ every step. So ``interlock step --phase work`` first replaces itself (``exec``, 
 with only the allow-list, every agent's key variables (which agent runs is known only once the order is
 read), Interlock's own settings and the proxy and certificate variables its git and HTTP agents need. The
 job's token, with which Interlock's git reads the state and run branches, goes over a pipe, never in an
-environment; Interlock reads it once and closes the pipe before anything else starts.
+environment, and so does the satellites' token (``INTERLOCK_SATELLITE_TOKEN``, the action's ``satellite-token``:
+private satellites, or another account's, are cloned with it); Interlock reads both once and closes the pipe
+before anything else starts.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from app.agents.environment import AGENT_KEYS, allowed_environment, parse_names
 
 TOKEN_FD = "INTERLOCK_TOKEN_FD"
 TOKENS = ("GITHUB_TOKEN", "INTERLOCK_PUSH_TOKEN")  # git's token in the work phase, first found
+SATELLITE_TOKEN = "INTERLOCK_SATELLITE_TOKEN"  # the satellites' token (SPEC U7): on the pipe too, never in the env
 OWN = ("INTERLOCK_AGENT", "INTERLOCK_AGENT_ENV", "INTERLOCK_LIBRARY", "INTERLOCK_READ_TOKEN", "INTERLOCK_DEBUG")
 PYTHON = ("PYTHONSAFEPATH", "PYTHONPATH", "VIRTUAL_ENV")
 NETWORK = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
@@ -42,8 +45,9 @@ def isolate() -> None:
     if TOKEN_FD in os.environ:
         return
     token = next((os.environ[name] for name in TOKENS if os.environ.get(name)), "")
+    tokens = f"{token}\n{os.environ.get(SATELLITE_TOKEN, '')}"  # a token holds no line break
     read, write = os.pipe()
-    os.write(write, token.encode())  # a token is far smaller than a pipe's buffer: this never blocks
+    os.write(write, tokens.encode())  # two tokens are far smaller than a pipe's buffer: this never blocks
     os.close(write)
     os.set_inheritable(read, True)
     env = isolated_environment(os.environ) | {TOKEN_FD: str(read)}
@@ -52,8 +56,16 @@ def isolate() -> None:
     os.execve(sys.executable, sys.orig_argv, env)
 
 
+def take_tokens(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The job's and the satellites' token the isolated process was handed on its pipe (read once, then closed);
+    ``None`` for one not given, or outside the isolated process."""
+    handed = take_token(env) or ""
+    git, _, satellites = handed.partition("\n")
+    return git or None, satellites or None
+
+
 def take_token(env: Mapping[str, str]) -> str | None:
-    """The token the isolated process was handed on its pipe (read once, then closed); ``None`` outside it."""
+    """What the isolated process was handed on its pipe (read once, then closed); ``None`` outside it."""
     fd = env.get(TOKEN_FD)
     if not fd:
         return None

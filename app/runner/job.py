@@ -31,7 +31,7 @@ from app.gitaccess import ON_GITHUB, git_output, isolated_env
 from app.redact import Redactor
 from app.runner.gitstate import delivered_state
 from app.runner.handoff import BUNDLE_FILE, BUNDLE_REF, Handoff, read_handoff
-from app.runner.isolate import take_token
+from app.runner.isolate import SATELLITE_TOKEN, take_tokens
 from app.runner.orders import Order, read_order
 from app.runner.partial import BLOBLESS, ready_for_agent
 from app.runner.records import Assignment, masked_outcome, mission_record, run_advisor, run_check
@@ -117,7 +117,9 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     """Run the mission and write the hand-off; a ``JobResult`` instead when there is nothing to do."""
     env = dict(os.environ if env is None else env)
     listed = parse_names(env.get("INTERLOCK_AGENT_ENV", ""))  # a bad name stops the job before anything runs
-    token = take_token(env) or env.get("GITHUB_TOKEN") or env.get("INTERLOCK_PUSH_TOKEN")  # git's: never the agent's
+    handed, handed_satellites = take_tokens(env)
+    token = handed or env.get("GITHUB_TOKEN") or env.get("INTERLOCK_PUSH_TOKEN")  # git's: never the agent's
+    satellite_token = handed_satellites or env.get(SATELLITE_TOKEN) or token  # SPEC U7: private or elsewhere
     remote = Remote(settings.workdir, token=token, remote=settings.remote)
     state, run = read_run(remote, settings)
     if not awaits(run, settings.seq):
@@ -132,12 +134,13 @@ def work_phase(settings: JobSettings, handoff: Path, env: dict[str, str] | None 
     remote.git("checkout", "--quiet", "--force", "-B", run.branch, f"refs/interlock/{run.branch}")
     base = remote.head()
     ready_for_agent(remote, main_url(remote))  # a blobless checkout the agent's git could not complete
-    bases = check_out(run, settings.workdir, main_url(remote), token)  # SPEC U7: beside the main checkout
+    bases = check_out(run, settings.workdir, main_url(remote), satellite_token)  # SPEC U7: beside the main one
     note = prompt_note(run, settings.workdir)
     shorter = order.shorter_prompt and order.shorter_prompt + note
     order = replace(order, prompt=order.prompt + note, shorter_prompt=shorter)
     handoff.mkdir(parents=True, exist_ok=True)
-    outcome = masked_outcome(_work(run, order, settings, env, listed), Redactor(env))  # the hand-off holds none
+    handed_values = [value for value in (token, satellite_token) if value]
+    outcome = masked_outcome(_work(run, order, settings, env, listed), Redactor(env, handed_values))  # none kept
     remote = Remote(settings.workdir, remote=settings.remote)  # no token from here on: a process the agent left
     head = None  # behind could read it in the environment of the git processes below
     if order.kind not in (MissionKind.DECIDE, MissionKind.ADVISOR) and not order.check:
@@ -174,7 +177,8 @@ def deliver_phase(
         outcome, commits = push_work(remote, run.branch, handed, handoff / BUNDLE_FILE)
     if handed.head is None or commits:  # a refused main push pushes no satellite either
         mine = replace(handed, outcome=outcome)
-        outcome, satellites = push_satellites(run, mine, handoff, main_url(remote), token, push_work)
+        written = env.get(SATELLITE_TOKEN) or token  # the satellites' own token, where the action was given one
+        outcome, satellites = push_satellites(run, mine, handoff, main_url(remote), written, push_work)
     record = mission_record(
         run.id, order.seq, order.stage, order.kind, outcome, commits, redactor=redactor, assignment=assignment(order)
     )
