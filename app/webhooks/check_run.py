@@ -38,6 +38,7 @@ from app.github.checks import (
     update_check,
 )
 from app.github.client import GitHubApp, GitHubError, Installation
+from app.runner.chain import head_anchor
 from app.store.github import GitHubStore
 
 log = logging.getLogger("interlock.github")
@@ -97,7 +98,8 @@ def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True
 
 
 def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
-    view = check_view(run, graph, runs.repo, runs.api.redactor.text, runs.api.web)
+    anchor = head_anchor(run, runs.store.heads.get(run.id, ""))  # SPEC J6: the chain's head, App-written
+    view = check_view(run, graph, runs.repo, runs.api.redactor.text, runs.api.web, anchor)
     try:
         if remembered and _show_known(runs, run, view):
             return

@@ -400,7 +400,8 @@ class FakeGitHub:
         if len(body["body"]) > BODY_LIMIT:
             return too_long()
         comment_id = 1000 + len(self.comments)
-        self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"]}
+        author = self._user_of(request) or f"{self.app_slug}[bot]"  # an installation's token posts as the App's bot
+        self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"], "user": author}
         return httpx.Response(201, json={"id": comment_id, "body": body["body"]})
 
     def _edit_comment(self, request: httpx.Request, body: Any, repo: str, comment_id: str) -> httpx.Response:
@@ -685,7 +686,7 @@ class FakeGitHub:
 
     def _list_comments(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
         found = [
-            {"id": number, "body": c["body"]}
+            {"id": number, "body": c["body"], "user": {"login": c.get("user", f"{self.app_slug}[bot]")}}
             for number, c in sorted(self.comments.items())
             if c["repo"] == repo and c["issue"] == int(issue)
         ]
