@@ -56,6 +56,15 @@ class Witness:
     anchor: Anchor
 
 
+def settled(anchor: Anchor, shown: str) -> Anchor:
+    """``anchor`` as ``shown`` already carries it when that names the same version and record: its state is then the
+    commit that wrote the version, not the later head a redelivery read it at, and nothing needs writing again."""
+    same = (
+        found for found in anchors_in(shown, anchor.run) if (found.version, found.hash) == (anchor.version, anchor.hash)
+    )
+    return next(same, anchor)
+
+
 def anchors_in(text: str, run_id: str) -> list[Anchor]:
     """The anchors of run ``run_id`` that ``text`` carries (another run's are not this run's witnesses)."""
     found = (match for match in LINE.finditer(text) if match["run"] == run_id)
