@@ -35,9 +35,9 @@ def issue_of(run_id: str, linked: str | None = None) -> int | None:
 
 
 def github_witnesses(api: Installation, repo: str, run_id: str, issue: int | None, slug: str | None) -> list[Witness]:
-    """The run's anchors on GitHub, the check run's first: each check run of the run on its branch's head (the newest
-    of a name is the one shown; an older one may still say a later version than a lagging comment) and the status
-    comment's."""
+    """The run's anchors on GitHub, the check run's first: each check run of the run on its branch's head (a
+    completed one and the newer one that shows the run working again each say the version they were written at),
+    then the status comment's."""
     found: list[Witness] = []
     for check in checks_at_head(api, repo, f"interlock/{run_id}") or []:
         if check.get("external_id") == run_id and _made_by(check, slug):
