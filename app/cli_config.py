@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,7 +19,7 @@ from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, has_errors, warning
 
 if TYPE_CHECKING:  # loaded by the check when it runs, not when the command line starts (app/cli.py)
-    from app.github.client import Installation
+    from app.github.client import GitHubApp, Installation
 
 EXIT_INVALID = 1
 CONFIG_PATH = ".github/interlock.yml"  # app.github.config's, named here for the help without loading it
@@ -110,6 +110,19 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
 
 def app_installation(repo: str) -> Installation:
     """The App's installation on ``repo``, from its credentials in the environment (as ``doctor --github``)."""
+    app, installation = _installed(repo)
+    return app.installation(installation["id"])
+
+
+def app_slug_on(repo: str) -> str | None:
+    """The slug of the App whose credentials are in the environment, as its installation on ``repo`` names it: its
+    bot is ``<slug>[bot]`` (``interlock verify`` reads only the App's own anchors, SPEC J6)."""
+    _, installation = _installed(repo)
+    slug = installation.get("app_slug")
+    return str(slug) if slug else None
+
+
+def _installed(repo: str) -> tuple[GitHubApp, dict[str, Any]]:
     from app.github.client import GitHubApp
     from app.webhooks.settings import SettingsError, settings_from_env
 
@@ -123,7 +136,7 @@ def app_installation(repo: str) -> Installation:
     installation = app.as_app().repo_installation(repo)
     if installation is None or not isinstance(installation.get("id"), int):
         raise InterlockError(f"the App is not installed on {repo} (or it does not exist): install it, then check again")
-    return app.installation(installation["id"])
+    return app, installation
 
 
 def _github(repo: str) -> list[Finding]:

@@ -9,17 +9,19 @@ command could not check (no such run, no access), one line.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli_remote import Reported, github_repository, load, plainly
+from app.cli_remote import Reported, github_repository, installation, load, plainly
 from app.cli_runs import make_shell
 from app.engine.gatemode import GateMode
 
 if TYPE_CHECKING:  # the check is loaded when the command runs (app/cli.py)
+    from app.engine.anchor import Witness
     from app.runner.verify import Verification
 
 EXIT_DIVERGED = 1
@@ -27,13 +29,53 @@ EXIT_CANNOT_CHECK = 2
 
 
 def verify_run(repo: Path, run_id: str) -> Verification:
+    """The journal checked, then held against the anchors of its head (SPEC J6): on GitHub the run's check run and
+    status comment, locally the anchor in the repository's git folder (``app/store/anchor_file.py``)."""
+    from app.engine.errors import RunNotFound
     from app.runner.verify import verify
+    from app.store.anchor_file import local_witnesses
 
     if name := github_repository(repo):
         with plainly(name):
-            state, _ = load(name, run_id)  # every later read at the commit the record was read from
-            return verify(state, run_id)
-    return verify(make_shell(repo, None, None, GateMode.STOP).store, run_id)
+            try:
+                state, run = load(name, run_id)  # every later read at the commit the record was read from
+            except RunNotFound:
+                witnesses = remote_witnesses(name, run_id, None)
+                if not witnesses:
+                    raise
+                return verify(NoJournal(), run_id, witnesses)  # the record itself gone: stripped
+            return verify(state, run_id, remote_witnesses(name, run_id, run.links.get("issue")))
+    store = make_shell(repo, None, None, GateMode.STOP).store
+    return verify(store, run_id, local_witnesses(store.path, run_id))
+
+
+def remote_witnesses(name: str, run_id: str, linked: str | None) -> list[Witness]:
+    from app.github.anchor import github_witnesses, issue_of
+
+    api = installation(name)
+    return github_witnesses(api, name, run_id, issue_of(run_id, linked), app_slug(name))
+
+
+def app_slug(name: str) -> str | None:
+    """The App whose check runs and comments are witnesses: ``GITHUB_APP_SLUG``, else, with the App's credentials,
+    the App itself; ``None`` with a token alone (``app/github/anchor.py`` says what is read then)."""
+    if slug := os.environ.get("GITHUB_APP_SLUG"):
+        return slug
+    if not (os.environ.get("GITHUB_APP_ID") or os.environ.get("GITHUB_APP_CLIENT_ID")):
+        return None
+    from app.cli_config import app_slug_on
+
+    return app_slug_on(name)
+
+
+class NoJournal:
+    """A state branch without the run's files: what ``verify`` reads when the record is gone."""
+
+    def read(self, path: str) -> bytes | None:
+        return None
+
+    def list_files(self, prefix: str) -> list[str]:
+        return []
 
 
 def register_verify(cli: typer.Typer) -> None:

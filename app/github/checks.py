@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from githubkit.exception import GraphQLFailed
 from pydantic import ValidationError
 
+from app.engine.anchor import Anchor
 from app.engine.cost_bound import counted
 from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
@@ -135,9 +136,11 @@ class CheckView:
         )
 
 
-def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str], web: str = GITHUB_COM) -> CheckView:
+def check_view(
+    run: Run, graph: Graph, repo: str, mask: Callable[[str], str], web: str = GITHUB_COM, anchor: Anchor | None = None
+) -> CheckView:
     """The check of ``run``: its stage, visits, budget used and picture; ``mask`` hides secrets (a reason may quote
-    an agent's answer)."""
+    an agent's answer). ``anchor``: the head of the run's chain, which only the App can write here (SPEC J6)."""
     stage = "the end" if run.stage == END else f"`{run.stage}`"
     visits = ", ".join(f"`{name}` {count}" for name, count in sorted(run.visits.items())) or "none yet"
     ledger, limits = run.ledger, run.policy
@@ -156,6 +159,7 @@ def check_view(run: Run, graph: Graph, repo: str, mask: Callable[[str], str], we
         lines += [refused, ""] if (refused := refusal_text(run, comment=True)) else []
     lines += [f"**Now**: {NEXT_STEP.get(run.status, 'Nothing: the run is over.')}", ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
+    lines += [*anchor.lines(), ""] if anchor is not None else []
     issue = run.links.get("issue", "")
     details = f"{web}/{repo}/issues/{issue}" if issue else f"{web}/{repo}"
     title = f"{run.status.value} at {run.stage if run.stage != END else 'the end'}"

@@ -9,6 +9,7 @@ as the local journey does (SPEC W2), ``fallback`` where no role named an agent a
 
 from __future__ import annotations
 
+from app.engine.anchor import Anchor
 from app.engine.cost_bound import counted, worst_case
 from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
@@ -45,9 +46,11 @@ def render_status(
     job_urls: dict[int, str] | None = None,
     roster: Team | None = None,
     progress_on_check: bool = True,
+    anchor: Anchor | None = None,
 ) -> str:
     """The comment's body; ``roster`` is the roster of the run's team (``None``: the implicit team, no roles);
-    ``progress_on_check``: the run's check run shows each mission (not when the installation may not write checks)."""
+    ``progress_on_check``: the run's check run shows each mission (not when the installation may not write checks);
+    ``anchor``: the head of the run's chain as the comment was edited, a second witness beside the check (SPEC J6)."""
     urls = {**{int(k.split(":", 1)[1]): v for k, v in run.links.items() if k.startswith("job:")}, **(job_urls or {})}
     lines = [MARKER.format(run_id=run.id), f"### Interlock run `{run.id}` — {run.status.value}", ""]
     stage = "the end" if run.stage == END else f"`{run.stage}`"
@@ -87,6 +90,7 @@ def render_status(
                 f"| {mission.seq} | {mission.stage} | {mission.kind.value} | {mission.visit} | {status} | "
                 f"{mission.verdict or ''} | {done_by(mission, graph, roster)} | {log} |"
             )
+    lines += ["", *anchor.lines()] if anchor is not None else []
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from app.engine import events
+from app.engine.anchor import Anchor
 from app.engine.base import journal_adapter
 from app.engine.record import Chain, Run
 from app.store.journal import encode_json, encode_record, event_path, mission_path
@@ -39,6 +40,12 @@ def sha256(data: bytes) -> str:
 def record_hash(run: Run) -> str:
     """The hash of a record as every store writes it (``encode_record``)."""
     return sha256(encode_record(run))
+
+
+def head_anchor(run: Run, state: str) -> Anchor:
+    """What the shells write where the state branch cannot rewrite it after ``run`` was saved or read at the state
+    commit ``state`` (``app/engine/anchor.py``): its version and the hash of its record as stored."""
+    return Anchor(run.id, run.version, record_hash(run), state)
 
 
 def event_kinds() -> dict[str, type[events.Event]]:

@@ -5,13 +5,21 @@ commit) rather than from git's history: the same reads work on a local branch an
 a file edited in place on the branch is what the check is for. Each transition is checked in order: its
 events file, the mission records it vouches for, the engine's replay of its event on the version before
 (which must give the version whose hash it recorded), and, for the latest, the stored record's own bytes.
+
+A journal consistent in itself may still have been stripped (every chain and events file removed) or rolled back
+(the branch reset, the last transition's files removed): the caller passes the anchors of the chain's head read
+where the state branch cannot rewrite them (``app/engine/anchor.py``), and the journal must reach each one with
+the same hash. An anchor older than the journal's head only lags (it is written after the save): no alarm.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.engine.anchor import Witness
+from app.engine.cost_bound import counted
 from app.engine.errors import InterlockError, RunNotFound
 from app.engine.graph import Graph
 from app.engine.record import Run
@@ -32,6 +40,9 @@ class Divergence(StrEnum):
     EDITED_GRAPH = "edited graph"
     ENGINE_DRIFT = "engine drift"
     UNKNOWN_RULES = "unknown engine rules"
+    STRIPPED = "stripped journal"  # no transitions to check, where an anchor says there were
+    ROLLED_BACK = "rolled back"  # the journal ends before the version an anchor names
+    REWRITTEN = "rewritten journal"  # the journal's hash at an anchored version is not the anchored one
 
 
 @dataclass(frozen=True)
@@ -55,17 +66,22 @@ class Verification:
     first: int
     checked: int
     found: Found | None
+    anchors: tuple[str, ...] = ()  # the anchors the journal agrees with, each "where (version N)"
 
     def summary(self) -> str:
         if self.found is not None:
             return f"run {self.run_id}: {self.found.line()}"
+        agree = (
+            f"; {' and '.join(self.anchors)} {'agree' if len(self.anchors) > 1 else 'agrees'}" if self.anchors else ""
+        )
         if self.first == 0:
             return (
                 f"verified 0 transitions: run {self.run_id} (version {self.latest}) was written before "
-                "tamper evidence (SPEC J6); its next transition starts the chain"
+                f"tamper evidence (SPEC J6); its next transition starts the chain{agree}"
             )
         since = "" if self.first == 1 else f" (versions before {self.first} predate tamper evidence: unchecked)"
-        return f"verified {self.checked} transitions: run {self.run_id} versions {self.first}-{self.latest}{since}"
+        checked = f"verified {self.checked} transitions: run {self.run_id} versions {self.first}-{self.latest}"
+        return f"{checked}{since}{agree}"
 
 
 class Replay:
@@ -172,11 +188,14 @@ def checkable_from(reader: FileReader, run_id: str, latest: int) -> int:
     return first
 
 
-def verify(reader: FileReader, run_id: str) -> Verification:
-    """Replay every transition the journal can vouch for and stop at the first divergence."""
+def verify(reader: FileReader, run_id: str, witnesses: Sequence[Witness] = ()) -> Verification:
+    """Replay every transition the journal can vouch for and stop at the first divergence; then hold the journal
+    against the ``witnesses`` of its head (SPEC J6)."""
     path = record_path(run_id)
     stored = reader.read(path)
     if stored is None:
+        if witnesses:  # the record itself removed: the strongest strip of all
+            return Verification(run_id, 0, 0, 0, stripped(run_id, witnesses[0], "the run's record is gone"))
         raise RunNotFound(run_id, "the journal")
     try:
         head = Run.from_journal(stored)
@@ -188,22 +207,93 @@ def verify(reader: FileReader, run_id: str) -> Verification:
         return Verification(run_id, head.version, 0, 0, found)
     first = checkable_from(reader, run_id, head.version)
     if head.chain is None:
-        if first:  # events were written for it, so a record without a chain was edited
-            found = Found(Divergence.EDITED_RECORD, head.version, path, "its hash chain was removed")
-            return Verification(run_id, head.version, first, 0, found)
-        return Verification(run_id, head.version, 0, 0, None)
+        return _unchained(head, first, chain.sha256(stored), witnesses)
     if first == 0:
         found = Found(Divergence.MISSING_TRANSITION, head.version, event_path(run_id, head.version), "it is gone")
         return Verification(run_id, head.version, 0, 0, found)
-    return _replay_from(Replay(reader, run_id), head, chain.sha256(stored), first)
+    recorded: dict[int, str] = {}
+    result = _replay_from(Replay(reader, run_id), head, chain.sha256(stored), first, recorded)
+    return result if result.found is not None else anchored(result, witnesses, chain.sha256(stored), recorded)
 
 
-def _replay_from(replay: Replay, head: Run, stored_hash: str, first: int) -> Verification:
+def _unchained(head: Run, first: int, stored_hash: str, witnesses: Sequence[Witness]) -> Verification:
+    """A record without a hash chain: written before SPEC J6, unless something says it had one."""
+    path = record_path(head.id)
+    if first:  # events were written for it, so a record without a chain was edited
+        found = Found(Divergence.EDITED_RECORD, head.version, path, "its hash chain was removed")
+        return Verification(head.id, head.version, first, 0, found)
+    for witness in witnesses:
+        if (witness.anchor.version, witness.anchor.hash) != (head.version, stored_hash):
+            found = stripped(head.id, witness, "the journal has no transitions to check (no hash chain, no events)")
+            return Verification(head.id, head.version, 0, 0, found)
+    if head.rules:  # engine rules are stamped only on records made since tamper evidence, each with its chain
+        detail = (
+            f"its hash chain was removed (it was made under engine rules {head.rules}, and every such record has one)"
+        )
+        return Verification(head.id, head.version, 0, 0, Found(Divergence.EDITED_RECORD, head.version, path, detail))
+    return anchored(Verification(head.id, head.version, 0, 0, None), witnesses, stored_hash, {})
+
+
+def stripped(run_id: str, witness: Witness, what: str) -> Found:
+    detail = f"{what}, but {said(witness)}"
+    return Found(Divergence.STRIPPED, witness.anchor.version, record_path(run_id), detail)
+
+
+def said(witness: Witness) -> str:
+    anchor = witness.anchor
+    state = f" (state commit {anchor.state[:12]})" if anchor.state else ""
+    return f"{witness.where} says version {anchor.version} had record {anchor.hash[:12]}{state}"
+
+
+def anchored(
+    result: Verification, witnesses: Sequence[Witness], stored_hash: str, recorded: Mapping[int, str]
+) -> Verification:
+    """``result`` of a journal that verified, held against each witness of its head: one newer than the journal's
+    head is a rollback, one whose hash is not the journal's at its version a rewrite; an older one only lags.
+    ``recorded``: the record hash of each version replayed (the head's is ``stored_hash``)."""
+    agree: list[str] = []
+    for witness in witnesses:
+        found = disagreement(result.run_id, result.latest, witness, stored_hash, recorded)
+        if found is not None:
+            return Verification(result.run_id, result.latest, result.first, result.checked, found)
+        agree.append(f"{witness.where} (version {witness.anchor.version})")
+    return Verification(result.run_id, result.latest, result.first, result.checked, None, tuple(agree))
+
+
+def disagreement(
+    run_id: str, latest: int, witness: Witness, stored_hash: str, recorded: Mapping[int, str]
+) -> Found | None:
+    """How the journal, whose head is version ``latest``, contradicts ``witness`` (``None``: it does not; a version
+    older than the journal's chain, which it cannot vouch for, says nothing either way)."""
+    version = witness.anchor.version
+    if version > latest:
+        gone = version - latest
+        detail = (
+            f"the journal ends at version {latest}, but {said(witness)}: its last {counted(gone, 'transition')} "
+            f"{'were' if gone > 1 else 'was'} removed, or the state branch was reset to an earlier commit"
+        )
+        return Found(Divergence.ROLLED_BACK, version, event_path(run_id, version), detail)
+    journal = stored_hash if version == latest else recorded.get(version)
+    if journal is None or journal == witness.anchor.hash:
+        return None
+    path = record_path(run_id) if version == latest else event_path(run_id, version)
+    detail = (
+        f"the journal's record of this version has hash {journal[:12]}, but {said(witness)}: the journal was "
+        "rewritten from this version on"
+    )
+    return Found(Divergence.REWRITTEN, version, path, detail)
+
+
+def _replay_from(
+    replay: Replay, head: Run, stored_hash: str, first: int, recorded: dict[int, str] | None = None
+) -> Verification:
+    recorded = {} if recorded is None else recorded
     before: Run | None = None
     for version in range(first, head.version + 1):
         moved = replay.transition(version)
         if isinstance(moved, Found):
             return Verification(head.id, head.version, first, version - first, moved)
+        recorded[version] = moved.record
         if version == first and first > 1:
             before = moved.anchor
             if before is None:  # the chain began before ``first``: the events file below it is gone

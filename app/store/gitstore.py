@@ -11,6 +11,7 @@ Why a library here and the ``git`` program elsewhere: ``app/gitaccess.py``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import time
@@ -19,9 +20,11 @@ from typing import NamedTuple
 
 import pygit2
 
+from app.engine.anchor import Anchor
 from app.engine.errors import RunNotFound, VersionConflict
 from app.engine.record import Run
 from app.gitaccess import ON_MACHINE, on_machine_env, run_git
+from app.store.anchor_file import write_anchor
 from app.store.gitstore_read import GitReader, StoreError, common_dir
 from app.store.journal import STATE_BRANCH, encode_record, record_path
 from app.store.layout import CURRENT, V1, V2, layout_file, layout_path, placed_for
@@ -153,6 +156,8 @@ class GitStore(GitReader):
         finally:
             self._trees.pending.clear()
         self._move_ref(str(commit), str(head_id) if head_id else ZERO, run.id, expected)
+        # SPEC J6: the chain's head outside the journal, once the branch names it (app/store/anchor_file.py)
+        write_anchor(self.path, Anchor(run.id, run.version, hashlib.sha256(record).hexdigest(), str(commit)))
         self._written[run.id] = (pygit2.hash(record), run)
         self._last = _Saved(commit, tree, run, layout)
         self.writes += 1

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from weakref import WeakKeyDictionary
 
+from app.engine.anchor import settled
 from app.engine.graph import Graph
 from app.engine.record import Run
 from app.github.check_move import move_check
@@ -38,6 +39,7 @@ from app.github.checks import (
     update_check,
 )
 from app.github.client import GitHubApp, GitHubError, Installation
+from app.runner.chain import head_anchor
 from app.store.github import GitHubStore
 
 log = logging.getLogger("interlock.github")
@@ -97,7 +99,8 @@ def show_check(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool = True
 
 
 def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
-    view = check_view(run, graph, runs.repo, runs.api.redactor.text, runs.api.web)
+    anchor = head_anchor(run, runs.store.heads.get(run.id, ""))  # SPEC J6: the chain's head, App-written
+    view = check_view(run, graph, runs.repo, runs.api.redactor.text, runs.api.web, anchor)
     try:
         if remembered and _show_known(runs, run, view):
             return
@@ -109,6 +112,8 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
     if found is None:
         return  # the run branch is gone (merged and deleted): its last check stays as it was
     ours = next((check for check in found if check.get("external_id") == run.id), None)
+    if ours is not None and (kept := settled(anchor, summary_of(ours))) != anchor:
+        view = check_view(run, graph, runs.repo, runs.api.redactor.text, runs.api.web, kept)  # SPEC J6: as shown
     if ours is not None and not (view.status == "in_progress" and ours.get("status") == "completed"):
         if not view.shown_by(ours):
             update_check(runs.api, runs.repo, int(ours["id"]), view)
@@ -127,6 +132,10 @@ def _show(runs: GitHubRuns, run: Run, graph: Graph, remembered: bool) -> None:
     remember(runs, run.id, KnownCheck(made.id, head, view.fields(), run.version, made.node))
     for check_id in left:
         update_check(runs.api, runs.repo, check_id, moved_on(view, head))
+
+
+def summary_of(check: dict[str, Any]) -> str:
+    return str((check.get("output") or {}).get("summary") or "")
 
 
 def _show_known(runs: GitHubRuns, run: Run, view: CheckView) -> bool:

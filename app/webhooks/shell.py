@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, assert_never
 
+from app.engine.anchor import settled
 from app.engine.effects import (
     AskAdvisor,
     AskDecision,
@@ -42,6 +43,7 @@ from app.github.lost_answer import since
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
 from app.github.teams import TeamSettings, team_named
+from app.runner.chain import head_anchor
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
@@ -425,8 +427,11 @@ class GitHubRuns:
         comment = run.links.get("status_comment")
         if not comment or (seen is None and checked and not needs_comment(before, run)):
             return
-        body = render_status(run, graph, jobs, self._roster(run), progress_on_check=checked)
-        if seen is not None and seen.comment_body(int(comment)) == self.api.shown(body):
+        anchor = head_anchor(run, self.store.heads.get(run.id, ""))  # SPEC J6: a second witness of the chain's head
+        shown = seen.comment_body(int(comment)) if seen is not None else None
+        anchor = settled(anchor, shown or "")  # a redelivery keeps the state commit it showed
+        body = render_status(run, graph, jobs, self._roster(run), progress_on_check=checked, anchor=anchor)
+        if seen is not None and shown == self.api.shown(body):
             return
         self.api.edit_comment(self.repo, int(comment), body)
 

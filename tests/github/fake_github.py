@@ -414,7 +414,9 @@ class FakeGitHub:
             return too_long()
         comment_id = 1000 + len(self.comments)
         now = f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}"
-        self.comments[comment_id] = {"repo": repo, "issue": int(issue), "body": body["body"], "updated_at": now}
+        author = self._user_of(request) or f"{self.app_slug}[bot]"  # an installation's token posts as the App's bot
+        made = {"repo": repo, "issue": int(issue), "body": body["body"], "user": author, "updated_at": now}
+        self.comments[comment_id] = made
         return httpx.Response(201, json={"id": comment_id, "body": body["body"]})
 
     def _edit_comment(self, request: httpx.Request, body: Any, repo: str, comment_id: str) -> httpx.Response:
@@ -707,7 +709,12 @@ class FakeGitHub:
     def _list_comments(self, request: httpx.Request, body: Any, repo: str, issue: str) -> httpx.Response:
         after = request.url.params.get("since", "")  # GitHub's: only those updated at or after it
         found = [
-            {"id": number, "body": c["body"], "updated_at": c.get("updated_at", "")}
+            {
+                "id": number,
+                "body": c["body"],
+                "user": {"login": c.get("user", f"{self.app_slug}[bot]")},
+                "updated_at": c.get("updated_at", ""),
+            }
             for number, c in sorted(self.comments.items())
             if c["repo"] == repo and c["issue"] == int(issue) and c.get("updated_at", after) >= after
         ]
