@@ -11,6 +11,7 @@ from __future__ import annotations
 from app.engine.errors import GateRefused
 from app.engine.events import Event, GateAmended, GateApproved
 from app.engine.record import Gate, Run, Status
+from app.engine.rules import Change
 from app.engine.transition import Transition
 
 SHORT = 7  # a commit as people read it: GitHub's short form
@@ -57,6 +58,24 @@ def check_duties(t: Transition, event: Event) -> None:
             event,
             f"{event.by} requested this run and duties are separated: another person with the permission must "
             "approve its gates",
+        )
+
+
+def check_hand_past_gate(t: Transition, event: Event) -> None:
+    """SPEC H6 for a run that leaves its stage by a person's hand (a delivery, a resume at another stage): besides
+    an open gate, from rules 5 a stage with a human gate the run stands at — stopped at it, escalated there — is
+    one the requester may not pass either (issue 28: a stop, then a delivery, skipped the gate). A route past it
+    opens the gate instead (``app/engine/people.py``)."""
+    check_duties(t, event)
+    if not t.rules.has(Change.ROUTE_OPENS_GATE) or t.run.autopilot or not duties_separated(t):
+        return
+    stage = t.run.stage
+    if t.graph.has_stage(stage) and t.graph.node(stage).human_gate and same_person(event.by, t.run.requested_by):
+        raise refusal(
+            t,
+            event,
+            f"{event.by} requested this run and duties are separated: the run stands at `{stage}`, whose human "
+            "gate another person with the permission must pass (`route VERDICT` opens the gate for them)",
         )
 
 

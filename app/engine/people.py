@@ -44,7 +44,7 @@ from app.engine.flow import (
     reach_end,
     settle,
 )
-from app.engine.gates import approved_line, check_duties, check_review
+from app.engine.gates import approved_line, check_duties, check_hand_past_gate, check_review
 from app.engine.graph import END
 from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
 from app.engine.rules import Change
@@ -118,6 +118,8 @@ def on_resume(t: Transition, event: Resume) -> None:
         raise reject(t, event, f"graph {t.graph.name!r} has no stage {event.stage!r}")
     waiting = t.run.waiting
     at = event.stage if event.stage not in (None, t.run.stage) else None
+    if at is not None:
+        check_hand_past_gate(t, event)  # SPEC H6: resuming elsewhere leaves a gated stage unpassed
     close_decision(t, Choice.RESUME, f"resume at {at}" if at else "resume", event.by)
     _rearm(t)
     if waiting is not None and waiting.kind not in NOT_MISSIONS and event.stage in (None, waiting.stage):
@@ -194,7 +196,7 @@ def route_choices(t: Transition) -> str:
 def on_deliver(t: Transition, event: Deliver) -> None:
     if t.run.status not in RESUMABLE:
         raise reject(t, event, "only a stopped, failed, escalated or waiting run can be delivered by hand")
-    check_duties(t, event)  # SPEC H6: delivering from a gate passes it
+    check_hand_past_gate(t, event)  # SPEC H6: delivering from a gate, or a gated stage, passes it
     close_decision(t, Choice.DELIVER, "deliver", event.by)
     _rearm(t)
     t.add_line(f"delivered by {event.by or 'a person'}")
