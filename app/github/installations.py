@@ -26,17 +26,20 @@ def owner_of(repo: str) -> str:
     return repo.partition("/")[0].casefold()
 
 
-def installation_for(app: GitHubApp, repo: str, home: str, home_installation: int) -> int:
+def installation_for(app: GitHubApp, repo: str, home: str, home_installation: int, fresh: bool = False) -> int:
     """The id of the installation that reaches ``repo``, for a run of ``home`` (installation
     ``home_installation``): the same for the same owner; else the one GitHub names, or ``home_installation``
-    when the App is not installed there (its calls then answer 404)."""
+    when the App is not installed there (its calls then answer 404). ``fresh``: asked again, not remembered —
+    at a run's start and for a request, so that an account that installed the App again (a new id) is never
+    told the App is missing there."""
     owner = owner_of(repo)
     if owner == owner_of(home):
         return home_installation
     known = FOUND.setdefault(app, {})
-    found = known.get(owner)
+    found = None if fresh else known.get(owner)
     if found is not None and time.monotonic() - found[1] < REMEMBERED_S:
         return found[0]
+    known.pop(owner, None)
     installed = app.as_app().repo_installation(repo)
     if installed is None or not isinstance(installed.get("id"), int):
         return home_installation

@@ -151,6 +151,7 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
     that finds the record names the issue this very effect filed (``FILED_LINK``) files nothing again, and a
     replica that loses the claim (``claim_filing``) leaves the filing to the one that won it (SPEC GH8)."""
     if run.links.get(FILED_LINK) != effect.key:
+        installation_for(runs.app, effect.target, runs.repo, runs.installation, fresh=True)  # a reinstall: its new id
         read = target_config(runs.api_of(effect.target), effect.target)  # another account's: its installation
         named, _ = named_team(effect.body)
         taker = taking_team(read[0].team_settings(), named or supervised(runs, run, effect.target)) if read else None
@@ -298,7 +299,7 @@ def sibling(runs: R, repo: str) -> R:
     for the same account, another's for a request across accounts (``app/github/installations.py``)."""
     if repo == runs.repo:
         return type(runs)(runs.app, runs.installation, repo, runs.default_branch, runs.library)
-    installation = installation_for(runs.app, repo, runs.repo, runs.installation)
+    installation = installation_for(runs.app, repo, runs.repo, runs.installation, fresh=True)  # rare: asked anew
     branch = default_branch_of(runs.api_of(repo), repo)
     return type(runs)(runs.app, installation, repo, branch, runs.library)
 

@@ -38,7 +38,7 @@ from app.engine.team import Team
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import CONFIG_PATH, RepoConfig
 from app.github.extends import load_config
-from app.github.installations import api_for
+from app.github.installations import api_for, installation_for
 from app.github.lost_answer import since
 from app.github.seen import Seen, effect_mark
 from app.github.status import render_status
@@ -140,6 +140,8 @@ class GitHubRuns:
         team = team or self.teams()[0]
         run_id = run_id or run_id_for(issue)
         branch = f"interlock/{run_id}"
+        for repo in team.satellites:  # asked anew at each start: an account may have installed the App again
+            installation_for(self.app, repo, self.repo, self.installation, fresh=True)
         satellites.make_branches(self.api_of, team.satellites, branch)  # SPEC U7: a run branch in each
         resumed = not self._create_run_branch(branch, config.base, title)
         comment = self._starting_comment(issue, run_id, graph.name, look=resumed)

@@ -1,6 +1,6 @@
 """A gate a person's hand would pass (issue 28, hostile review; SPEC H1, H6): with duties separated, the requester
 may not carry the run past a stage with a human gate by stopping it first and then delivering it, or resuming
-at another stage. Another person with the permission may; a route opens the gate (tests/engine/test_route_refused.py)."""
+at another stage. Another person with the permission may; a route opens the gate (test_route_refused.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def test_the_requester_cannot_pass_a_stopped_gate_by_hand(kind: type[ev.Event], 
     # SPEC H6: before, a stop turned `gate_wait` into `interrupted` and the check no longer applied
     d = stopped_at_gate()
     before = d.run
-    with pytest.raises(GateRefused, match="alice requested this run and duties are separated: the run stands at `work`"):
+    with pytest.raises(
+        GateRefused, match="alice requested this run and duties are separated: the run stands at `work`"
+    ):
         d.apply(kind, by="alice", **fields)
     assert d.run == before
 
