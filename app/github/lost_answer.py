@@ -28,12 +28,19 @@ if TYPE_CHECKING:
     from app.github.client import Installation
 
 MAKES = re.compile(r"/(issues|comments|pulls|check-runs|dispatches)$")  # POSTs that make a thing people see
-SENT_BEFORE = timedelta(minutes=10)  # how far back a lost comment is looked for: clocks differ, GitHub's lags
+SENT_BEFORE = timedelta(minutes=2)  # how far back a lost comment is looked for: clocks differ, GitHub's lags
 
 
-def makes_something(method: str, path: str) -> bool:
+MAKING_MUTATIONS = (b"createCheckRun",)  # GraphQL mutations the App sends that make something (check_move.py)
+
+
+def makes_something(method: str, path: str, content: bytes = b"") -> bool:
     """Whether a request makes an issue, a comment, a pull request, a check run or a job: sent twice, two."""
-    return method == "POST" and MAKES.search(path) is not None
+    if method != "POST":
+        return False
+    if path.endswith("/graphql"):
+        return any(name in content for name in MAKING_MUTATIONS)
+    return MAKES.search(path) is not None
 
 
 class MakesNothingTwice(RetryServerError):
@@ -41,7 +48,8 @@ class MakesNothingTwice(RetryServerError):
     after the making, and the caller finds it again instead (``made_comment`` and the others above)."""
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        if isinstance(exc, RequestFailed) and makes_something(exc.request.method, exc.request.url.path):
+        request = exc.request if isinstance(exc, RequestFailed) else None
+        if request is not None and makes_something(request.method, request.url.path, request.content):
             return RetryOption(False)
         return super().__call__(exc, retry_count)
 
@@ -68,11 +76,15 @@ def since(moment: datetime | None = None) -> str:
 
 
 def made_comment(api: Installation, repo: str, issue: int, shown: str, after: str) -> int | None:
-    """The id of the comment with exactly ``shown`` as its body, made on the issue since ``after``: the comment a
-    lost answer made; ``None`` when GitHub shows none (it did not make it: sending it again is right)."""
+    """The id of the comment with exactly ``shown`` as its body that a bot (the App) made on the issue since
+    ``after``: the comment a lost answer made; ``None`` when GitHub shows none (it did not make it: sending it
+    again is right). A person's comment of the same words is never taken for the App's. The same words the App
+    itself posted within the last two minutes are taken for it (a reply said twice that fast says nothing new)."""
     path = f"/repos/{repo}/issues/{issue}/comments"
     found: Any = api.call("GET", path, params={"since": after, "per_page": 100})
     for comment in reversed(found if isinstance(found, list) else []):
-        if isinstance(comment, dict) and comment.get("body") == shown and isinstance(comment.get("id"), int):
+        if not isinstance(comment, dict) or (comment.get("user") or {}).get("type") != "Bot":
+            continue
+        if comment.get("body") == shown and isinstance(comment.get("id"), int):
             return int(comment["id"])
     return None

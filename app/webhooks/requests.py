@@ -244,7 +244,8 @@ def _create_issue(runs: GitHubRuns, effect: FileRequest, body: str, labels: list
 def made_request(runs: GitHubRuns, effect: FileRequest) -> dict[str, Any] | None:
     """The request issue ``effect`` filed already, among the target's newest issues: an earlier attempt's, whose
     answer was lost (a timeout, a 5xx after the fact, a crash); ``None`` when there is none. Only an issue the
-    App's bot opened, whose trailer carries the effect's key, counts: a copied marker is not the App's (GH9)."""
+    App's bot opened, whose trailer carries the effect's key and this repository, counts: a copied marker is not the
+    App's (GH9), and another repository's run may have the same id."""
     params = {"state": "all", "sort": "created", "direction": "desc", "per_page": RECENT}
     slug = runs.app.identity.slug
     listed = runs.api_of(effect.target).call("GET", f"/repos/{effect.target}/issues", params=params)
@@ -253,7 +254,8 @@ def made_request(runs: GitHubRuns, effect: FileRequest) -> dict[str, Any] | None
         if user.get("type") != "Bot" or (slug and user.get("login") != f"{slug}[bot]"):
             continue
         found = own_marker(str(issue.get("body") or ""))
-        if found is not None and found.group("key") == effect.key and isinstance(issue.get("number"), int):
+        ours = found is not None and (found.group("key"), found.group("repo")) == (effect.key, runs.repo)
+        if ours and isinstance(issue.get("number"), int):  # a run id is only its repository's: the key and repo
             return {"number": issue["number"], "url": str(issue.get("html_url") or "")}
     return None
 

@@ -712,7 +712,10 @@ class FakeGitHub:
             {
                 "id": number,
                 "body": c["body"],
-                "user": {"login": c.get("user", f"{self.app_slug}[bot]")},
+                "user": {
+                    "login": c.get("user", f"{self.app_slug}[bot]"),
+                    "type": "Bot" if str(c.get("user", "[bot]")).endswith("[bot]") else "User",
+                },
                 "updated_at": c.get("updated_at", ""),
             }
             for number, c in sorted(self.comments.items())

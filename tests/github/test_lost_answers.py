@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.engine.record import Status
+from app.webhooks.requests import request_body
 from app.webhooks.router import Outcome
 from tests.github.fake_github import LOST
 from tests.github.test_board_issue import board_issues, label
@@ -218,3 +219,39 @@ def test_an_issue_of_thousands_of_comments_still_shows_a_posted_comment_to_the_r
     assert world.deliver("workflow_run", review_job(issue, 1, "build"), delivery="job-1") is Outcome.HANDLED
     questions = [c for c in world.fake.comments.values() if "needs an answer from a person" in c["body"]]
     assert len(questions) == 1
+
+
+def test_a_request_of_another_repositorys_run_of_the_same_id_is_not_taken_for_this_ones(world: World) -> None:
+    # SPEC U3, GH9 (hostile review): octo/web's run `issue-1` filed a request in octo/lib with the same key; run
+    # ids are per repository, so the marker's repository must be this one too, and octo/app files its own
+    two_repositories(world)
+    world.label()
+    body = request_body(world.run(1), "octo/web", 1, "web needs a lib change", "", None, "issue-1/request/1")
+    theirs = world.runs().api.create_issue(LIB, "web's request", body, ["request:open"])
+    asks_upstream(world, "end-1")
+    assert world.run(1).links["upstream"] != f"{LIB}#{theirs['number']}"
+    assert len([issue for issue in world.fake.filed if issue["repo"] == LIB]) == 2
+
+
+def test_a_persons_comment_of_the_same_words_is_never_taken_for_the_apps(world: World) -> None:
+    # SPEC GH8 (hostile review): someone posts the App's predictable words; a failed post of them is not "found"
+    _, issue = world.label()
+    text = "Interlock is starting run `issue-9` on `default`…"
+    world.fake.comments[4242] = {"repo": REPO, "issue": issue, "body": text, "user": "mallory"}
+    world.fake.fail("POST", f"/issues/{issue}/comments", 502)  # GitHub made nothing
+    with pytest.raises(Exception, match="502"):
+        world.runs().api.comment(REPO, issue, text)
+
+
+def test_a_check_run_made_through_graphql_is_not_sent_again_on_a_5xx(world: World) -> None:
+    # SPEC W5, GH8 (hostile review): the check moved to a new head is made by GraphQL's createCheckRun
+    # (app/github/check_move.py), a POST /graphql: sent once, as every request that makes something
+    from app.github import check_move
+    from app.github.checks import CheckView
+
+    world.fake.fail("POST", "createCheckRun", 502, times=10)
+    before = len(world.fake.calls("POST"))
+    view = CheckView("in_progress", "t", "s", "https://x.test", ())
+    with pytest.raises(Exception, match="502"):
+        check_move.move_check(world.runs().api, "R_1", "a" * 40, "issue-1", view, "CR_1", view)
+    assert len([call for call in world.fake.calls("POST")[before:] if call.endswith("/graphql")]) == 1
