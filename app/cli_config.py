@@ -70,8 +70,9 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
     ``.github/``, else the current folder). ``extends`` is followed through the App when ``repo`` names the
     repository the file is for (its owner completes ``extends: name``); offline it cannot be, and a warning
     says so."""
-    from app.github.config import ConfigInvalid, read_config_data, validate_config
-    from app.github.configcheck import check_config, config_problems, local_graphsets
+    from app.github.config import ConfigInvalid, read_config_data
+    from app.github.configcheck import config_problems, layers_findings, local_graphsets
+    from app.github.extends import alone
     from app.graphset import library_dirs
     from app.inputfile import InputUnreadable, read_input_bytes
 
@@ -83,26 +84,19 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
     root = path.resolve().parent.parent if path.resolve().parent.name == ".github" else Path.cwd()
     try:
         data = read_config_data(raw, subject)
-        config = validate_config(data, subject)
     except ConfigInvalid as exc:
-        if exc.known_only is None:
-            return config_problems(exc, subject)
-        # only unknown keys were wrong: the graphs are checked against the file without them (issue 28)
-        found = check_config(validate_config(exc.known_only, subject), local_graphsets(root), library_dirs(), subject)
-        return [*config_problems(exc, subject), *found[1:]]  # the "valid" line of the file without them left out
-    if config.extends and repo is not None:
+        return config_problems(exc, subject)
+    extends = data.get("extends")
+    if isinstance(extends, str) and repo is not None:
         from app.github.configcheck import github_graphsets
-        from app.github.extends import extend
+        from app.github.extends import every_layer
 
         api = app_installation(repo)
-        try:
-            config = extend(api, repo, data, subject)
-        except ConfigInvalid as exc:
-            return config_problems(exc, subject)
-        return check_config(config, local_graphsets(root, github_graphsets(api, repo, "")), library_dirs(), subject)
-    found = check_config(config, local_graphsets(root), library_dirs(), subject)
-    if config.extends:
-        message = f"extends: {config.extends} cannot be followed offline: only this file was checked"
+        inherited = local_graphsets(root, github_graphsets(api, repo, ""))
+        return layers_findings(every_layer(api, repo, data, subject), inherited, library_dirs(), subject)
+    found = layers_findings(alone(data, subject), local_graphsets(root), library_dirs(), subject)
+    if isinstance(extends, str):
+        message = f"extends: {extends} cannot be followed offline: only this file was checked"
         fix = "add --repo OWNER/NAME (the repository the file is for) and the App's credentials to follow it"
         found.insert(1, warning(FindingCode.REPO_CONFIG, subject, message, fix))
     return found
@@ -140,17 +134,18 @@ def _installed(repo: str) -> tuple[GitHubApp, dict[str, Any]]:
 
 
 def _github(repo: str) -> list[Finding]:
-    """The repository's file on its default branch, over what it extends, through the App's credentials."""
-    from app.github.config import ConfigInvalid
-    from app.github.configcheck import check_config, config_problems, github_graphsets
-    from app.github.extends import load_config
+    """The repository's file on its default branch and every file it extends, through the App's credentials:
+    every problem of every file, and the graphs unless a problem other than an unknown key leaves none."""
+    from app.github.config import ConfigInvalid, read_config_data
+    from app.github.configcheck import config_problems, github_graphsets, layers_findings
+    from app.github.extends import every_layer
     from app.graphset import library_dirs
 
     api = app_installation(repo)
     branch = (api.repository(repo) or {}).get("default_branch") or "main"
     subject = f"{CONFIG_PATH} on {repo}@{branch}"
     try:
-        config = load_config(api, repo, branch)
+        own = read_config_data(api.file(repo, CONFIG_PATH, branch))
     except ConfigInvalid as exc:
         return config_problems(exc, subject)
-    return check_config(config, github_graphsets(api, repo, branch), library_dirs(), subject)
+    return layers_findings(every_layer(api, repo, own), github_graphsets(api, repo, branch), library_dirs(), subject)

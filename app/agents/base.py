@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.engine.cost_source import CostSource
 from app.engine.record import MissionKind, MissionStatus, Usage
 
 DEFAULT_TIMEOUT_S = 3600.0
@@ -122,7 +123,7 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
     A missing file is normal (the agent reports nothing); a malformed one is noted, never fatal.
     """
     if not path.exists() or path.stat().st_size == 0:
-        return Usage(), None, None, ""
+        return Usage(source=CostSource.NOT_REPORTED), None, None, ""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict):
@@ -133,6 +134,7 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
             output_tokens=int(data.get("output_tokens", 0)),
             cost_usd=_cost(data.get("cost_usd", 0.0)),
             estimated=bool(data.get("estimated", False)),
+            source=_source(data),
         )
         if not all(chargeable(figure) for figure in figures(usage)):
             raise ValueError("a figure is negative or not a finite number")
@@ -140,7 +142,12 @@ def read_usage(path: Path) -> tuple[Usage, str | None, str | None, str]:
         session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
         return usage, model, session, ""
     except (ValueError, TypeError, OverflowError, RecursionError, UnicodeDecodeError) as exc:
-        return Usage(), None, None, f"usage file ignored: {type(exc).__name__}: {str(exc)[:200]}"
+        return (
+            Usage(source=CostSource.NOT_REPORTED),
+            None,
+            None,
+            f"usage file ignored: {type(exc).__name__}: {str(exc)[:200]}",
+        )
 
 
 def chargeable(value: Any) -> bool:
@@ -155,6 +162,13 @@ def figures(usage: Usage) -> list[float]:
     counter backwards) or NaN (saved as ``null``, it leaves a record no one can load)."""
     cost = [] if usage.cost_usd is None else [usage.cost_usd]
     return [usage.calls, usage.input_tokens, usage.output_tokens, *cost]
+
+
+def _source(data: dict[str, Any]) -> CostSource:
+    """Where a usage file's cost came from (SPEC W3): the agent's word, its unknown (``null``), or none at all."""
+    if "cost_usd" not in data:
+        return CostSource.NOT_REPORTED
+    return CostSource.UNKNOWN if data["cost_usd"] is None else CostSource.REPORTED
 
 
 def _cost(value: Any) -> float | None:

@@ -26,6 +26,7 @@ import httpx
 from app.agents.base import DECISION_MAX_TOKENS, DEFAULT_MAX_TOKENS, NOT_ENFORCED, AgentCall, AgentOutcome
 from app.agents.overflow import answer_limit, overflow_message, room_for_answer
 from app.agents.prices import ModelPrice, PriceTable, price_table
+from app.engine.cost_source import CostSource
 from app.engine.record import MissionKind, MissionStatus, Usage
 
 RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -169,7 +170,7 @@ class ChatAgent:
         """The usage of requests that got no answer to read: each is charged (SPEC P2) with no tokens; its cost
         is unknown when the server may have generated an answer nobody read (a timeout), or has no price."""
         usage = self.prices.estimate(Usage(calls=sent, requests=sent), call.model or self.model) if sent else Usage()
-        return usage.but(cost_usd=None, estimated=False) if unknown and sent else usage
+        return usage.but(cost_usd=None, estimated=False, source=CostSource.UNKNOWN) if unknown and sent else usage
 
     def _failed(self, call: AgentCall, problem: Problem, started: float, sent: int) -> AgentOutcome:
         elapsed = round(time.monotonic() - started, 3)

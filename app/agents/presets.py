@@ -29,6 +29,7 @@ from typing import Any, Self
 from app.agents.base import NOT_ENFORCED, WRITE_TOOLS, AgentCall, chargeable, tool_name
 from app.agents.command import CommandAgent, LineReader, Parsed
 from app.agents.prices import PriceTable, price_table
+from app.engine.cost_source import CostSource
 from app.engine.record import MissionKind, Usage
 
 
@@ -131,7 +132,8 @@ class ClaudeAgent(CliPreset):
         data = events.result
         if data is None:  # cut short, or output it cannot read: Claude ran, and what it cost is not known
             answer = events.last_text or stdout
-            return _noted(answer, events.problem), Usage(calls=1, cost_usd=None), events.session, events.model
+            unknown = Usage(calls=1, cost_usd=None, source=CostSource.UNKNOWN)
+            return _noted(answer, events.problem), unknown, events.session, events.model
         found = data.get("usage")
         usage_data: dict[str, Any] = found if isinstance(found, dict) else {}
         usage = Usage(
@@ -141,6 +143,7 @@ class ClaudeAgent(CliPreset):
             cost_usd=_cost(data),
             seconds=_int(data.get("duration_ms")) / 1000,
         )
+        usage = usage.but(source=CostSource.UNKNOWN if usage.cost_usd is None else CostSource.REPORTED)  # SPEC W3
         result = data.get("result")
         answer = result if isinstance(result, str) else events.last_text or stdout
         model = data.get("model") if isinstance(data.get("model"), str) else events.model

@@ -18,10 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.engine.cost_source import CostSource
 from app.engine.record import Usage
 
 PER = 1_000_000
@@ -67,11 +69,19 @@ class PriceTable:
     def estimate(self, usage: Usage, *models: str | None) -> Usage:
         """``usage`` with its cost worked out from the first of ``models`` that has a price: an estimate; or
         with an unknown cost when none has."""
-        price = next((found for found in map(self.find, models) if found is not None), None)
+        named = next((name for name in models if self.find(name) is not None), None)
+        price = self.find(named)
         if price is None:
-            return usage.but(cost_usd=None, estimated=False)
+            return usage.but(cost_usd=None, estimated=False, source=CostSource.UNKNOWN, prices_as_of="")
         cost = (usage.input_tokens * price.input + usage.output_tokens * price.output) / PER
-        return usage.but(cost_usd=round(cost, 6), estimated=True)
+        return usage.but(cost_usd=round(cost, 6), estimated=True, **self.source_of(str(named)))
+
+    def source_of(self, model: str) -> dict[str, Any]:
+        """Whose price of ``model`` this is (SPEC W3): the configuration's, or the shipped table's of its date."""
+        name = model.strip().lower()
+        if (name if name in self.prices else _VERSION_SUFFIX.sub("", name)) in self.configured:
+            return {"source": CostSource.CONFIGURED, "prices_as_of": ""}
+        return {"source": CostSource.PRICE_TABLE, "prices_as_of": self.as_of}
 
 
 @cache

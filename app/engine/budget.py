@@ -161,6 +161,9 @@ def add_usage(ledger: Ledger, line: Totals, usage: Usage, accepted: bool) -> Non
         line.cost_usd += usage.cost_usd
     line.seconds += usage.seconds
     line.estimated = line.estimated or usage.estimated
+    if usage.source is not None:  # where the cost came from (SPEC W3); a record before issue 28 names none
+        line.sources = {**line.sources, usage.source: line.sources.get(usage.source, 0) + 1}
+        line.prices_as_of = max(line.prices_as_of, usage.prices_as_of)
 
 
 def add_accepted(ledger: Ledger, line: Totals) -> None:

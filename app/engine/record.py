@@ -11,8 +11,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
+from app.engine.advice import Advice as Advice  # its own module: the record is long enough
 from app.engine.base import OMITTED_WHEN_EMPTY, Record, journal_adapter
 from app.engine.context import Context
+from app.engine.cost_source import CostSource
 from app.engine.gatemode import GateMode as GateMode  # its own module: the command line names it
 from app.engine.graph import Policy
 from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
@@ -64,23 +66,6 @@ class ReasonCode(StrEnum):
     BASE_CONFLICT = "base_conflict"  # the delivery conflicts with its base and its node has no CONFLICT edge (V9)
 
 
-class Advice(StrEnum):
-    """The advisor's answer to a mission that ended badly (SPEC E4); the advisor call's summary keeps it as its
-    verdict. Anything else the advisor says is no advice, and the default (escalation) stands."""
-
-    RETRY = "retry"
-    REVISE = "revise"  # with an instruction for the retry
-    ESCALATE = "escalate"
-
-    @classmethod
-    def named(cls, word: str) -> Advice | None:
-        """The advice ``word`` names, in any case; ``None`` for any other word."""
-        try:
-            return cls(word.lower())
-        except ValueError:
-            return None
-
-
 class Category(StrEnum):
     """Ledger categories (SPEC P3). A retry is ordinary delivery work and is charged as ``deliver``."""
 
@@ -124,6 +109,10 @@ class Usage(Record):
     # those beyond the call charged at dispatch (SPEC P2). Never a usage file's `calls`, an agent's own count of
     # what Interlock never sent (SPEC P1: logical calls); left out of the journal while 0 (added after J6).
     requests: Annotated[int, OMITTED_WHEN_EMPTY] = 0
+    # where cost_usd came from, and the shipped price table's date for an estimate from it (SPEC W3; issue 28):
+    # left out of the journal while unset, as in every record before them (added after J6)
+    source: Annotated[CostSource | None, OMITTED_WHEN_EMPTY] = None
+    prices_as_of: Annotated[str, OMITTED_WHEN_EMPTY] = ""
 
 
 class Totals(Record):
@@ -141,6 +130,9 @@ class Totals(Record):
     seconds: float = 0.0
     estimated: bool = False
     unknown_costs: int = 0
+    # how many reports came from each source, and the newest price table date among them (SPEC W3; OMITTED_WHEN_EMPTY)
+    sources: Annotated[dict[CostSource, int], OMITTED_WHEN_EMPTY] = field(default_factory=dict)
+    prices_as_of: Annotated[str, OMITTED_WHEN_EMPTY] = ""
 
 
 class Ledger(Record):

@@ -19,7 +19,7 @@ from app.engine.team import Team
 from app.engine.validate import validate_graph
 from app.github.client import Installation
 from app.github.config import ConfigInvalid, RepoConfig
-from app.github.extends import folder_home, folder_place
+from app.github.extends import Layers, folder_home, folder_place
 from app.github.teams import TeamSettings
 from app.graphset import MAX_GRAPH_BYTES, find_graph
 from app.inputfile import InputUnreadable, parse_json_text, read_input_bytes
@@ -31,6 +31,16 @@ FIX_CONFIG = 'correct .github/interlock.yml; the keys are in the README, "Reposi
 def config_problems(exc: ConfigInvalid, subject: str) -> list[Finding]:
     """A refused configuration, one finding per problem."""
     return [error(FindingCode.REPO_CONFIG, subject, problem, FIX_CONFIG) for problem in exc.problems]
+
+
+def layers_findings(layers: Layers, graphsets: GraphSource, library: list[Path], subject: str) -> list[Finding]:
+    """Every problem of every file of a chain (``every_layer``), then the graphs checked against the teams when
+    unknown keys were all that was wrong (issue 28: a misspelt key no longer hides a capability nobody carries)."""
+    found = [error(FindingCode.REPO_CONFIG, subject, problem, FIX_CONFIG) for problem in layers.problems]
+    if layers.config is None:
+        return found
+    checked = check_config(layers.config, graphsets, library, subject)
+    return [*found, *checked[1:]] if found else checked  # no "valid" line for a configuration with problems
 
 
 def check_config(config: RepoConfig, graphsets: GraphSource, library: list[Path], subject: str) -> list[Finding]:

@@ -58,15 +58,73 @@ def load_config(api: Reader, repo: str, branch: str) -> RepoConfig:
 
 def extend(api: Reader, repo: str, own: dict[str, Any], source: str = CONFIG_PATH) -> RepoConfig:
     """``own``, the configuration of ``repo`` (already checked on its own), merged over every file it extends
-    (``interlock config check --file F --repo R`` gives a file of a checkout here)."""
-    layers, chain = [own], [Source(repo, source)]
+    (``interlock config check --file F --repo R`` gives a file of a checkout here); the first problem raised."""
+    files, broken = _chain(api, repo, own, source)
+    for where, data in files[1:]:
+        validate_config(data, where)
+    if broken:
+        raise ConfigInvalid(broken[0])
+    return _merged([data for _, data in files], source)
+
+
+class Layers(NamedTuple):
+    """Every file of a chain checked (``interlock config check``, issue 28): each problem named by its file, and
+    the configuration with the unknown keys left out (``None`` when another problem leaves none to check)."""
+
+    problems: list[str]
+    config: RepoConfig | None
+
+
+def every_layer(api: Reader, repo: str, own: dict[str, Any], source: str = CONFIG_PATH) -> Layers:
+    """As ``extend``, but every problem of every file at once: a file whose only problems are unknown keys is
+    merged without them, so that the graphs can still be checked against the teams."""
+    files, broken = _chain(api, repo, own, source)
+    problems: list[str] = []
+    kept: list[dict[str, Any] | None] = []
+    for where, data in files:
+        try:
+            validate_config(data, where)
+            kept.append(data)
+        except ConfigInvalid as exc:
+            problems += exc.problems
+            kept.append(exc.known_only)
+    clean = [data for data in kept if data is not None]
+    if broken or len(clean) < len(kept):
+        return Layers(problems + broken, None)
+    try:
+        return Layers(problems, _merged(clean, source))
+    except ConfigInvalid as exc:  # each file valid, the whole not
+        return Layers(problems + exc.problems, None)
+
+
+def alone(data: dict[str, Any], source: str) -> Layers:
+    """One file checked on its own (a checkout's, offline), as ``every_layer`` checks each file of a chain."""
+    try:
+        return Layers([], validate_config(data, source))
+    except ConfigInvalid as exc:
+        return Layers(exc.problems, None if exc.known_only is None else validate_config(exc.known_only, source))
+
+
+def _chain(
+    api: Reader, repo: str, own: dict[str, Any], source: str
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """Each file of the chain, the repository's own first, as ``(where, data)`` (an extended file's graphsets
+    homed), and why the chain broke where it did (``[]``: it did not)."""
+    files, chain = [(source, own)], [Source(repo, source)]
     spec = own.get("extends")
     while isinstance(spec, str):
         extended = source_of(spec, chain[-1].repo.split("/")[0])
-        data = _read_extended(api, chain, extended, spec)
-        layers.append(with_home(data, extended.repo))
+        try:
+            data = _read_extended(api, chain, extended, spec)
+        except ConfigInvalid as exc:
+            return files, exc.problems
+        files.append((str(extended), with_home(data, extended.repo)))
         chain.append(extended)
         spec = data.get("extends")
+    return files, []
+
+
+def _merged(layers: list[dict[str, Any]], source: str) -> RepoConfig:
     merged: dict[str, Any] = {}
     for data in reversed(layers):  # the most general first; each nearer file over it
         merged = merge(merged, data)
@@ -118,7 +176,7 @@ def folder_place(api: Reader, repo: str, branch: str, folder: str) -> tuple[str,
 
 
 def _read_extended(api: Reader, chain: list[Source], source: Source, spec: str) -> dict[str, Any]:
-    """One extended file, or the configuration error that says why it cannot be had."""
+    """One extended file's data (not validated yet), or the configuration error that says why it cannot be had."""
     where = f"{chain[-1]}: extends: {spec}"
     if source in chain:
         cycle = " → ".join(str(s) for s in [*chain[chain.index(source) :], source])
@@ -135,9 +193,7 @@ def _read_extended(api: Reader, chain: list[Source], source: Source, spec: str) 
     raw = api.file(source.repo, source.path, info["default_branch"])
     if raw is None:
         raise ConfigInvalid(f"{where}: {source.repo} has no {source.path} on its default branch")
-    data = read_config_data(raw, str(source))
-    validate_config(data, str(source))
-    return data
+    return read_config_data(raw, str(source))
 
 
 def merge(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:

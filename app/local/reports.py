@@ -14,6 +14,7 @@ from textwrap import wrap
 from typing import Any
 
 from app.engine.cost_bound import counted
+from app.engine.cost_source import merged_sources, sources_text
 from app.engine.decision import refusal_text
 from app.engine.graph import END, Graph
 from app.engine.record import MissionKind, Run, Status
@@ -142,6 +143,8 @@ def money_rows(run: Run) -> list[dict[str, Any]]:
             "seconds": sum(r["seconds"] for r in rows),
             "estimated": any(r["estimated"] for r in rows),
             "unknown_costs": sum(r["unknown_costs"] for r in rows),
+            "sources": merged_sources(rows),
+            "prices_as_of": max((r.get("prices_as_of", "") for r in rows), default=""),
         }
     )
     return rows
@@ -215,13 +218,12 @@ def render_money(rows: list[dict[str, Any]]) -> str:
             "cost_usd": _money(row["cost_usd"], row["estimated"], row["unknown_costs"]),
             "units": f"{row['units']:g}",
             "seconds": f"{row['seconds']:.1f}",
+            "cost_source": sources_text(row.get("sources", {}), row.get("prices_as_of", "")),
         }
         for row in rows
     ]
-    text = table(
-        shown,
-        ["category", "attempts", "calls", "units", "accepted", "input_tokens", "output_tokens", "cost_usd", "seconds"],
-    )
+    columns = ["category", "attempts", "calls", "units", "accepted", "input_tokens", "output_tokens", "cost_usd"]
+    text = table(shown, [*columns, "seconds", "cost_source"])
     return text + _money_notes(rows)
 
 

@@ -29,6 +29,7 @@ __all__ = ["mission_event", "mission_record", "outcome_event", "read_record", "r
 
 USAGE_FIELDS = tuple(item.name for item in dataclasses.fields(Usage))
 UNKNOWN_ALLOWED = ("cost_usd",)  # a figure whose ``null`` means unknown, which is never the same as 0
+WORDS = ("source", "prices_as_of")  # where the cost came from (SPEC W3): text, a source outside CostSource dropped
 
 
 def read_record(raw: bytes | None) -> dict[str, Any] | None:
@@ -119,6 +120,7 @@ def _usage(data: Any) -> Usage:
         for name in USAGE_FIELDS
         if (isinstance(given.get(name), bool) if name == "estimated" else chargeable(given.get(name)))
         or (name in UNKNOWN_ALLOWED and given.get(name, 0) is None)
+        or (name in WORDS and isinstance(given.get(name), str))
     }
     adapter, kept = journal_adapter(Usage), {}
     for name, value in fields.items():

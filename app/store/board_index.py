@@ -44,13 +44,14 @@ class BoardRow(BaseModel):
 
 
 class BoardIndex(BaseModel):
-    """``board.json``: the rows, the pinned issue's number (0: not made yet), the claim of its maker, and why it
-    could not be pinned, if it could not."""
+    """``board.json``: the rows, the pinned issue's number (0: not made yet), the claim of its maker, why it could
+    not be pinned, if it could not, and whether a person closed it."""
 
     issue: int = 0
     claim: str = ""
     claimed_at: str = ""
     pin_problem: str = ""  # why the issue could not be pinned ("": pinned)
+    closed: bool = False  # a person closed the issue: it is not edited, nor made again, until reopened
     rows: list[BoardRow] = Field(default_factory=list)
 
 

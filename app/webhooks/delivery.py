@@ -115,3 +115,8 @@ def repository_name(value: str | None) -> str | None:
 
 def login(value: str | None) -> str | None:
     return value if value is not None and LOGIN.fullmatch(value) else None
+
+
+def issue_labels(delivery: Delivery) -> list[str]:
+    """The names of the labels the delivery's issue carries."""
+    return [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]

@@ -22,10 +22,11 @@ from app.github.graphs import graph_label, repo_graph
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
+from app.webhooks.board_closed import board_events
 from app.webhooks.board_commands import board_command, on_board_issue
 from app.webhooks.check_actions import requested_action
 from app.webhooks.commands import CommandError, parse_command
-from app.webhooks.delivery import Delivery, at, list_at, login, number_at, text_at
+from app.webhooks.delivery import Delivery, at, issue_labels, login, number_at, text_at
 from app.webhooks.gate_reviews import answer_refused, review_commit
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
 from app.webhooks.queue import leave, tell_places
@@ -81,7 +82,7 @@ class Handlers:
         router.on("pull_request_review", "submitted")(self.review_submitted)
         router.on("pull_request", "closed")(self.pull_closed)
         router.on("issue_comment", "created")(self.comment_created)
-        router.on("issues", "closed", own=True)(self.upstream_closed)  # the App's close of its request counts
+        board_events(router, self.runs, self.upstream_closed)  # issues closed (the board's, else a request's), reopened
         router.on("check_run", "requested_action")(self.check_action)  # SPEC W5: a button of a run's check
         return router
 
@@ -401,10 +402,6 @@ class Handlers:
         self._queue_moves(runs, run)
         start_accepted(runs, run, self.app_slug, self.issue_labeled)  # SPEC U4: to a team that auto-accepts
         return Outcome.HANDLED
-
-
-def issue_labels(delivery: Delivery) -> list[str]:
-    return [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
 
 
 def service_router(app: GitHubApp, library: list[Path], app_slug: str | None) -> Router:

@@ -63,6 +63,8 @@ def publish(runs: GitHubRuns, run: Run, redelivered: bool) -> None:
     if change is None and not redelivered:
         return
     after = change[1] if change else read_index(runs.store.boards_read.get(run.id))
+    if after.closed:  # a person closed it: "no board issue" until a person reopens it (app/webhooks/board_closed.py)
+        return
     if not after.issue:
         make(runs, f"{run.id}@{run.version}")
         return
@@ -90,7 +92,8 @@ def make(runs: GitHubRuns, token: str) -> None:
     """Claim the making of the board issue; the winner makes (or finds) it, pins it and saves its number."""
     stored = read_index(dump(runs.store.write_json_cas(BOARD_INDEX_PATH, claim(token), "interlock: board issue")))
     if stored.issue:  # made by another delivery meanwhile: this transition's row may be missing from it
-        edit_or_remake(runs, stored.issue, render_board_issue(stored), token)
+        if not stored.closed:
+            edit_or_remake(runs, stored.issue, render_board_issue(stored), token)
         return
     if stored.claim != token:
         return  # another delivery is making it; its final render reads this transition's row

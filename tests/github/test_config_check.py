@@ -199,3 +199,53 @@ def test_the_readme_says_a_misspelt_key_is_named_with_what_it_meant() -> None:
         "`teams.core.concurency: Extra inputs are not permitted (did you mean `concurrency`?)`, and when unknown keys "
         "are all that is wrong, a checkout's graphs are still checked, against the file without them"
     ) in text
+
+
+def test_on_github_every_layer_is_named_with_what_it_meant_and_the_graphs_are_still_checked(fake: FakeGitHub) -> None:
+    # issue 28, part 7 (SPEC G3, G4, G6): every problem of every layer in one run, as the checkout's check gives
+    fake.seed_branch("octo/base", "main", {".github/interlock.yml": "gatekeepers: [root]\ntrigger_lable: x\n"})
+    shared = "extends: base\n" + TEAMS.replace("defaultGraph: small\n", "defaultGraph: small\n    concurency: 2\n")
+    fake.seed_branch("octo/.github", "main", {"interlock.yml": shared})
+    own = {
+        ".github/interlock.yml": "extends: .github\nbsae: main\n",
+        ".github/interlock/graphs/small.json": json.dumps(SMALL),
+    }
+    fake.seed_branch(REPO, "main", own)
+    result = on_github(fake)
+    assert result.returncode == 1, result.stderr
+    said = {(f["severity"], f["subject"], f["message"]) for f in findings(result)}
+    errors = [m for s, _, m in said if s == "error"]
+    assert any(m.endswith("bsae: Extra inputs are not permitted (did you mean `base`?)") for m in errors), errors
+    assert any(
+        m.startswith("octo/.github:interlock.yml: ")
+        and m.endswith("teams.core.concurency: Extra inputs are not permitted (did you mean `concurrency`?)")
+        for m in errors
+    ), errors
+    assert any(
+        m.startswith("octo/base:.github/interlock.yml: ")
+        and m.endswith("trigger_lable: Extra inputs are not permitted (did you mean `trigger_label`?)")
+        for m in errors
+    ), errors
+    uncarried = "no role of team 'core' carries capability 'planning': role 'lead' (full authority) will do it"
+    assert ("warning", "team core: .github/interlock/graphs/small.json", f"capability-uncarried: {uncarried}") in said
+    assert any(s == "error" and subject == "team docs: defaultGraph nope" for s, subject, _ in said)
+    assert not any(m.startswith("valid:") for _, _, m in said)
+
+
+def test_on_github_a_layer_wrong_beyond_its_keys_is_named_with_the_others(fake: FakeGitHub) -> None:
+    # a layer refused for more than unknown keys: no graph is checked, but every layer's problems are named
+    fake.seed_branch("octo/base", "main", {".github/interlock.yml": "permission: everyone\n"})
+    fake.seed_branch(REPO, "main", {".github/interlock.yml": "extends: base\ntrigger_lable: x\n"})
+    result = on_github(fake)
+    assert result.returncode == 1, result.stderr
+    errors = [f["message"] for f in findings(result) if f["severity"] == "error"]
+    assert any("trigger_lable: Extra inputs are not permitted (did you mean `trigger_label`?)" in m for m in errors)
+    assert any(m.startswith("octo/base:.github/interlock.yml: permission:") for m in errors), errors
+
+
+def test_the_readme_says_every_file_of_a_chain_is_checked_in_one_run() -> None:
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "through `--repo`, every file of the `extends:` chain is checked the same way in one run, each problem named "
+        "by the file it is in"
+    ) in text

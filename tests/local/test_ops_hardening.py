@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.agents.base import read_usage
+from app.engine.cost_source import CostSource
 from app.engine.record import Usage
 
 
@@ -23,4 +24,6 @@ def test_a_negative_or_infinite_usage_figure_is_ignored(tmp_path: Path, reported
     path = tmp_path / "usage.json"
     path.write_text(json.dumps({"calls": 1, "input_tokens": 10, "cost_usd": 0.5, **reported}))
     usage, _, _, problem = read_usage(path)
-    assert usage == Usage() and problem.startswith("usage file ignored: ValueError: "), (usage, problem)
+    # SPEC W3: the report ignored, nothing reported: its $0 is said to be none reported (issue 28)
+    ignored = Usage(source=CostSource.NOT_REPORTED)
+    assert usage == ignored and problem.startswith("usage file ignored: ValueError: "), (usage, problem)
