@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 from githubkit.exception import GitHubException, RequestError, RequestFailed, RequestTimeout
 from githubkit.retry import RetryServerError
 from githubkit.typing import RetryOption
 
-if TYPE_CHECKING:
-    from app.github.client import Installation
+
+class Calls(Protocol):
+    """The REST call of ``app/github/client.py``'s ``Installation``, which imports this module."""
+
+    def call(self, method: str, url: str, *, params: dict[str, Any] | None = None) -> Any: ...
+
 
 MAKES = re.compile(r"/(issues|comments|pulls|check-runs|dispatches)$")  # POSTs that make a thing people see
 SENT_BEFORE = timedelta(minutes=2)  # how far back a lost comment is looked for: clocks differ, GitHub's lags
@@ -57,10 +61,9 @@ class MakesNothingTwice(RetryServerError):
 def answer_may_be_lost(exc: BaseException) -> bool:
     """Whether GitHub may have done what a failed request asked: its answer timed out or was cut off after the
     request was sent, or GitHub failed (5xx). A connection never made, or a 4xx, did nothing."""
-    from app.github.client import GitHubError
-
-    if isinstance(exc, GitHubError):
-        return exc.status >= 500
+    status = getattr(exc, "status", None)  # a GitHubError (app/github/client.py): GitHub answered
+    if isinstance(status, int):
+        return status >= 500
     if isinstance(exc, RequestTimeout):
         return not isinstance(exc.exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
     if isinstance(exc, RequestError):
@@ -75,7 +78,7 @@ def since(moment: datetime | None = None) -> str:
     return f"{min(moment or now, now) - SENT_BEFORE:%Y-%m-%dT%H:%M:%SZ}"
 
 
-def made_comment(api: Installation, repo: str, issue: int, shown: str, after: str) -> int | None:
+def made_comment(api: Calls, repo: str, issue: int, shown: str, after: str) -> int | None:
     """The id of the comment with exactly ``shown`` as its body that a bot (the App) made on the issue since
     ``after``: the comment a lost answer made; ``None`` when GitHub shows none (it did not make it: sending it
     again is right). A person's comment of the same words is never taken for the App's. The same words the App
