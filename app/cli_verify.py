@@ -44,7 +44,8 @@ def verify_run(repo: Path, run_id: str) -> Verification:
                 if not witnesses:
                     raise
                 return verify(NoJournal(), run_id, witnesses)  # the record itself gone: stripped
-            return verify(state, run_id, remote_witnesses(name, run_id, run.links.get("issue")))
+            witnesses = remote_witnesses(name, run_id, run.links.get("issue"))
+            return verify(state, run_id, witnesses, expected=True)  # the App anchors every run it makes
     store = make_shell(repo, None, None, GateMode.STOP).store
     return verify(store, run_id, local_witnesses(store.path, run_id))
 

@@ -66,6 +66,11 @@ def settled(anchor: Anchor, shown: str) -> Anchor:
 
 
 def anchors_in(text: str, run_id: str) -> list[Anchor]:
-    """The anchors of run ``run_id`` that ``text`` carries (another run's are not this run's witnesses)."""
-    found = (match for match in LINE.finditer(text) if match["run"] == run_id)
-    return [Anchor(run_id, int(m["version"]), m["hash"], m["state"]) for m in found]
+    """The anchor of run ``run_id`` that ``text`` carries as its last line, where the App writes it; none else:
+    the check run and the status comment quote an agent's answer (a stop's reason), and a line an agent wrote
+    there is no anchor (issue 28 review: a forged one raised a false alarm). Another run's is not this run's."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    found = LINE.fullmatch(lines[-1]) if lines else None
+    if found is None or found["run"] != run_id:
+        return []
+    return [Anchor(run_id, int(found["version"]), found["hash"], found["state"])]

@@ -15,7 +15,7 @@ the same hash. An anchor older than the journal's head only lags (it is written 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from app.engine.anchor import Witness
@@ -43,6 +43,7 @@ class Divergence(StrEnum):
     STRIPPED = "stripped journal"  # no transitions to check, where an anchor says there were
     ROLLED_BACK = "rolled back"  # the journal ends before the version an anchor names
     REWRITTEN = "rewritten journal"  # the journal's hash at an anchored version is not the anchored one
+    UNANCHORED = "no anchor"  # on GitHub, where the App anchors every run made since rules 5, none was found
 
 
 @dataclass(frozen=True)
@@ -188,9 +189,28 @@ def checkable_from(reader: FileReader, run_id: str, latest: int) -> int:
     return first
 
 
-def verify(reader: FileReader, run_id: str, witnesses: Sequence[Witness] = ()) -> Verification:
+ANCHORED_SINCE = 5  # the engine rules of the first records the App anchored on GitHub (issue 28)
+
+
+def verify(reader: FileReader, run_id: str, witnesses: Sequence[Witness] = (), expected: bool = False) -> Verification:
     """Replay every transition the journal can vouch for and stop at the first divergence; then hold the journal
-    against the ``witnesses`` of its head (SPEC J6)."""
+    against the ``witnesses`` of its head (SPEC J6). ``expected``: the shell writes an anchor for every record made
+    under rules ``ANCHORED_SINCE`` or later (on GitHub), so finding none for such a record fails: the check run
+    and the status comment were removed, and a rollback could not be seen."""
+    result = _verify(reader, run_id, witnesses)
+    if result.found is not None or witnesses or not expected:
+        return result
+    head = Run.from_journal(reader.read(record_path(run_id)) or b"")
+    if head.rules < ANCHORED_SINCE:
+        return result
+    detail = (
+        f"the run was made under engine rules {head.rules}, whose every transition is anchored on its check run and "
+        "status comment, but neither carries an anchor (deleted?): a rollback cannot be ruled out"
+    )
+    return replace(result, found=Found(Divergence.UNANCHORED, head.version, record_path(run_id), detail))
+
+
+def _verify(reader: FileReader, run_id: str, witnesses: Sequence[Witness]) -> Verification:
     path = record_path(run_id)
     stored = reader.read(path)
     if stored is None:
