@@ -58,8 +58,10 @@ def pin_issue(api: Installation, node_id: str) -> str:
     return "" if (data or {}).get("pinIssue") else "GitHub answered without the pinned issue"
 
 
-def edit_board_issue(api: Installation, repo: str, number: int, body: str) -> None:
-    api.call("PATCH", f"/repos/{repo}/issues/{number}", json={"body": api.shown(body)})
+def edit_board_issue(api: Installation, repo: str, number: int, body: str) -> str:
+    """The issue's body rewritten; its state as GitHub answers (``closed``: a person closed it, maybe unseen)."""
+    data = api.call("PATCH", f"/repos/{repo}/issues/{number}", json={"body": api.shown(body)})
+    return str((data or {}).get("state") or "open") if isinstance(data, dict) else "open"
 
 
 def board_issue_body(api: Installation, repo: str, number: int) -> str | None:

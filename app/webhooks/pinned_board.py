@@ -80,12 +80,26 @@ def publish(runs: GitHubRuns, run: Run, redelivered: bool) -> None:
 def edit_or_remake(runs: GitHubRuns, number: int, body: str, token: str) -> None:
     """Edit the issue; one a person deleted (404, 410) is forgotten by the index and made again."""
     try:
-        edit_board_issue(runs.api, runs.repo, number, body)
+        state = edit_board_issue(runs.api, runs.repo, number, body)
     except GitHubError as exc:
         if exc.status not in GONE:
             raise
         runs.store.write_json_cas(BOARD_INDEX_PATH, forget(number), "interlock: the board issue is gone")
         make(runs, token)
+        return
+    if state == "closed":  # closed while its close went unseen (the service down, an upgrade): left alone from now
+        runs.store.write_json_cas(BOARD_INDEX_PATH, seen_closed(number), "interlock: board issue closed")
+
+
+def seen_closed(number: int) -> Any:
+    """The CAS edit that records the board issue ``number`` closed, as its edit's answer said (``board_closed.py``
+    records a close it is told of)."""
+
+    def edit(value: Any) -> Any:
+        index = parsed(value)
+        return index.model_copy(update={"closed": True}).model_dump(mode="json") if index.issue == number else value
+
+    return edit
 
 
 def make(runs: GitHubRuns, token: str) -> None:

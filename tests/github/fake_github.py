@@ -501,7 +501,9 @@ class FakeGitHub:
         if len(body.get("body") or "") > BODY_LIMIT:
             return too_long()
         issue.update({key: body[key] for key in ("title", "body") if key in body})
-        return httpx.Response(200, json={"number": int(number), "body": issue.get("body")})
+        return httpx.Response(
+            200, json={"number": int(number), "body": issue.get("body"), "state": issue.get("state", "open")}
+        )
 
     def _list_issues(self, request: httpx.Request, body: Any, repo: str) -> httpx.Response:
         """The repository's issues carrying every label of ``labels``, newest first, as GitHub lists them."""

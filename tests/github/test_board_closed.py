@@ -75,3 +75,18 @@ def test_the_readme_says_a_closed_board_issue_is_left_alone_until_reopened() -> 
         "(`closed`), and the App neither edits it nor makes another (`board.md` is still kept) until a person "
         "reopens it, which brings it up to date at once."
     ) in text
+
+
+def test_a_board_issue_closed_unseen_is_edited_once_at_most_then_left_alone(board: World) -> None:
+    # SPEC W1 (hostile review): closed while the service did not see the delivery (down, an upgrade): the answer of
+    # the next edit says `closed`, board.json records it, and no later transition edits it
+    label(board, 1)
+    made = board_issue(board)
+    made["state"] = "closed"  # closed on GitHub; the issues.closed delivery never reached the service
+    before = edits(board, made["number"])
+    board.job_done(1, 1, "build", "built it")  # the row changes: one edit, whose answer says closed
+    assert edits(board, made["number"]) - before <= 1
+    assert read_index(board.fake.files_at(REPO, "interlock/state")["board.json"]).closed
+    seen = edits(board, made["number"])
+    board.review(1, "approved")
+    assert edits(board, made["number"]) == seen
