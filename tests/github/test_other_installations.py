@@ -86,15 +86,20 @@ teams:
 """
 
 
-def test_a_satellite_in_another_account_gets_its_branch_and_pull_request_with_its_installation(
-    world: World,
-) -> None:
-    # SPEC U7: the run branch and the pull request in acme/docs are made with acme's installation
+def satellite_elsewhere(world: World) -> None:
+    """Team core of octo/app (installation 42) has the satellite acme/docs, of another account (installation 88)."""
     world.fake.accounts.update({"octo": INSTALLATION["id"], "acme": 88})
     installations.FOUND.clear()
     world.fake.commit_file(REPO, "main", ".github/interlock/graphs/one.json", json.dumps(ONE))
     configure(world, SATELLITE_TEAM)
     world.fake.seed_branch("acme/docs", "main", {"README.md": "# docs"})
+
+
+def test_a_satellite_in_another_account_gets_its_branch_and_pull_request_with_its_installation(
+    world: World,
+) -> None:
+    # SPEC U7: the run branch and the pull request in acme/docs are made with acme's installation
+    satellite_elsewhere(world)
     outcome, issue = world.label()
     assert outcome is Outcome.HANDLED
     run = world.run(issue)
@@ -110,11 +115,7 @@ def test_a_satellite_in_another_account_gets_its_branch_and_pull_request_with_it
 def test_a_satellites_pull_request_carries_the_runs_check(world: World) -> None:
     # SPEC W5, U7: the satellite's pull request shows the run's state where a person merges it, made on its head
     # with its installation, and brought up to date at the next transition, never made twice
-    world.fake.accounts.update({"octo": INSTALLATION["id"], "acme": 88})
-    installations.FOUND.clear()
-    world.fake.commit_file(REPO, "main", ".github/interlock/graphs/one.json", json.dumps(ONE))
-    configure(world, SATELLITE_TEAM)
-    world.fake.seed_branch("acme/docs", "main", {"README.md": "# docs"})
+    satellite_elsewhere(world)
     _, issue = world.label()
     branch = world.run(issue).branch
     world.fake.commit_file("acme/docs", branch, "guide.md", "# new guide")
