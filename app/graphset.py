@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.errors import GraphFileError, GraphInvalid, TeamInvalid
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import Issue, IssueCode, Validation, parse_graph, validate_graph
 from app.engine.team import Team, parse_team
-from app.engine.validate import Issue, IssueCode, Validation, parse_graph, validate_graph
 from app.inputfile import (
     MAX_INPUT_BYTES,
     TOO_MANY_DIGITS,

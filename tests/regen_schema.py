@@ -2,7 +2,7 @@
 
 import json
 
-from app.engine.schema import graph_json_schema
+from app.engine.graph.schema import graph_json_schema
 from tests.helpers import GRAPHS
 
 (GRAPHS / "graph.schema.json").write_text(json.dumps(graph_json_schema(), indent=2) + "\n")

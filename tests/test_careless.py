@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.cost_bound import counted
+from app.engine.graph.cost_bound import counted
 from app.github.config import ConfigInvalid, parse_config
 from app.local.reports import render_status
 from tests.engine.driver import Driver, loop_graph

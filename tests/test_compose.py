@@ -17,7 +17,7 @@ from app.webhooks.service import MAX_BODY
 from app.webhooks.settings import REDIS_SCHEMES, settings_from_env
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS_SOURCES = ("app/webhooks/settings.py", "app/webhooks/board_settings.py")
+SETTINGS_SOURCES = ("app/webhooks/settings.py", "app/webhooks/board/settings.py")
 
 
 def _compose() -> dict[str, Any]:

@@ -8,10 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from app.engine.contract import ContractKind, verdict_contract
 from app.engine.errors import GraphInvalid
-from app.engine.graph import END
-from app.engine.schema import graph_json_schema
+from app.engine.graph.contract import ContractKind, verdict_contract
+from app.engine.graph.model import END
+from app.engine.graph.schema import graph_json_schema
 from app.graphset import graph_files, load_graph, load_graphset
 from tests.helpers import FIXTURES, GRAPHS
 

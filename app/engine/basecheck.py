@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.engine.events import GitState
-from app.engine.graph import CONFLICT, END, Edge, Graph
+from app.engine.graph.model import CONFLICT, END, Edge, Graph
 from app.engine.record import Run
 
 SHOWN_FILES = 20  # files named in the reason's message; the decision file's delivery section lists every one

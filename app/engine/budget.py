@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.record import Category, Ledger, MissionKind, ReasonCode, Totals, Usage, Window
 
 CATEGORY_OF = {

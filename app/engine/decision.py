@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.engine.context import cut_utf8
 from app.engine.events import GitState
-from app.engine.graph import FAIL, PASS, Graph
+from app.engine.graph.model import FAIL, PASS, Graph
 from app.engine.raises import suggested_raise
 from app.engine.record import Hop, ReasonCode, Run, Status
 from app.engine.rules import SINCE, Change

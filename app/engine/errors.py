@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.engine.validation_findings import Issue
+    from app.engine.graph.validation_findings import Issue
 
 
 class InterlockError(Exception):

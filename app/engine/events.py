@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.engine.context import Tiers
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.record import Advice, Launch, MissionStatus, UpstreamState, Usage
 
 

@@ -10,7 +10,6 @@ from app.engine.basecheck import base_conflict
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
 from app.engine.citation import citation_note, cited
 from app.engine.context import add_note, cut_utf8
-from app.engine.contract import RESERVED_TEXT, ContractKind, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.decisions import open_decision
 from app.engine.effects import (
@@ -28,7 +27,8 @@ from app.engine.effects import (
     PromptParts,
     ReadyPullRequest,
 )
-from app.engine.graph import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge
+from app.engine.graph.contract import RESERVED_TEXT, ContractKind, verdict_contract
+from app.engine.graph.model import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge
 from app.engine.messages import (
     END_TEXT,
     advisor_question,

@@ -4,8 +4,8 @@ again from a saved record, so a shell that carries out an owed effect posts exac
 from __future__ import annotations
 
 from app.engine.context import fence
-from app.engine.contract import selection_text
-from app.engine.graph import END
+from app.engine.graph.contract import selection_text
+from app.engine.graph.model import END
 from app.engine.record import Advice
 
 END_TEXT = "The run reached the end: the pull request is ready for review and waits for a person to merge it."

@@ -20,7 +20,6 @@ Graph events cannot be looked up afterwards, so a shell records the newest hop w
 
 from __future__ import annotations
 
-from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
 from app.engine.decision import render_decision
 from app.engine.decisions import decided_now, outcome_text
 from app.engine.effects import (
@@ -39,7 +38,8 @@ from app.engine.effects import (
     PromptParts,
     ReadyPullRequest,
 )
-from app.engine.graph import PASS, Graph
+from app.engine.graph.contract import ContractKind, reserved_verdicts_text, verdict_contract
+from app.engine.graph.model import PASS, Graph
 from app.engine.messages import (
     END_TEXT,
     advisor_question,

@@ -45,7 +45,7 @@ from app.engine.flow import (
     settle,
 )
 from app.engine.gates import approved_line, check_duties, check_hand_past_gate, check_review
-from app.engine.graph import END
+from app.engine.graph.model import END
 from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
 from app.engine.rules import Change
 from app.engine.transition import Transition

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from app.engine.events import GraphMismatched, GraphUpgraded
 from app.engine.flow import escalate
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.kinds import MissionKind
 from app.engine.people import reject
 from app.engine.raises import HeldCall

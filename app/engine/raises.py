@@ -14,7 +14,7 @@ from datetime import datetime
 
 from app.engine.base import Record
 from app.engine.errors import InterlockError
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.kinds import MissionKind
 from app.engine.quoted import quoted
 

@@ -16,7 +16,7 @@ from app.engine.base import OMITTED_WHEN_EMPTY, Record, journal_adapter
 from app.engine.context import Context
 from app.engine.cost_source import CostSource
 from app.engine.gatemode import GateMode as GateMode  # its own module: the command line names it
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.kinds import MissionKind as MissionKind  # its own module: the context names it too
 from app.engine.raises import BudgetRaise, HeldCall
 

@@ -51,7 +51,7 @@ from app.engine.flow import (
     settle,
     spend,
 )
-from app.engine.graph import FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
+from app.engine.graph.model import FAIL, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Graph
 from app.engine.people import (
     on_abandon,
     on_closed,

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from app.engine.errors import TeamInvalid
-from app.engine.graph import StrictModel
+from app.engine.graph.model import StrictModel
 
 MAX_TOKENS_BOUND = 1_000_000  # tokens: more than any model writes in one answer (the largest write ~128k)
 

@@ -12,7 +12,7 @@ from app.engine.base import Record
 from app.engine.context import Context, Result, add_routing_line, compact_into
 from app.engine.effects import Effect
 from app.engine.events import GitState
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import Category, Ledger, MissionSummary, Run, Totals
 from app.engine.rules import Change, Rules
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from app.engine.contract import ContractKind, verdict_contract
-from app.engine.graph import CATCH_ALL, CONFLICT, END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
+from app.engine.graph.contract import ContractKind, verdict_contract
+from app.engine.graph.model import CATCH_ALL, CONFLICT, END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge, Graph
 
 _VERDICT_LINE = re.compile(
     r"^[\s*_`~#-]*verdict[\s*_`~]*:[\s*_`~]*(?P<label>[^\s*_`~][^*`~]*?)[\s*_`~.]*$", re.IGNORECASE

@@ -3,7 +3,7 @@
 Why these two: whoever can push to the state branch can strip or roll back the journal there, but cannot write a
 check run (only the App that made it can) nor post as the App's bot. The check run is updated at every transition,
 so its anchor is the freshest; the status comment is edited only when a person has something to do
-(``app/webhooks/status_update.py``), so its anchor lags, which is fine: a second witness. Only the App's own
+(``app/webhooks/checks/status_update.py``), so its anchor lags, which is fine: a second witness. Only the App's own
 witnesses count — check runs made by the App ``slug`` and comments whose author is ``<slug>[bot]`` (a person's
 comment quoting an anchor is no evidence); with no slug known (a token, not the App's credentials, and no
 ``GITHUB_APP_SLUG``) any App's check run and any bot's comment is read, which can only add false alarms, never hide

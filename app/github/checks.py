@@ -22,10 +22,10 @@ from githubkit.exception import GraphQLFailed
 from pydantic import ValidationError
 
 from app.engine.anchor import Anchor
-from app.engine.cost_bound import counted
 from app.engine.decision import refusal_text
-from app.engine.graph import END, Graph
-from app.engine.mermaid import draw_mermaid
+from app.engine.graph.cost_bound import counted
+from app.engine.graph.mermaid import draw_mermaid
+from app.engine.graph.model import END, Graph
 from app.engine.record import Run, Status
 from app.github.client import Installation, in_url
 from app.github.status import NEXT_STEP

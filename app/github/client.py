@@ -56,7 +56,7 @@ class RateLimited(GitHubError):
     """GitHub refused the request for a rate limit (403 or 429: a secondary limit's ``retry-after``, or the
     primary limit spent until its reset), and the one retry within the bound did not help: ``wait_s`` is how
     long GitHub asked to wait, a minute when it did not say. The delivery queue waits that long
-    (``app/webhooks/workers.py``) instead of counting it as a failure.
+    (``app/webhooks/deliveries/workers.py``) instead of counting it as a failure.
     https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit"""
 
     def __init__(self, method: str, url: str, status: int, message: str, wait_s: float) -> None:

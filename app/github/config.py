@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.agents.prices import ModelPrice
 from app.engine.errors import InterlockError
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.verdict import UPSTREAM_PATTERN
 from app.github.config_keys import UNKNOWN, suggestion, without_unknown
 from app.github.teams import TeamConfig, TeamDefaults, TeamName, TeamSettings, implicit_team, settle

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, error, ok, warning
+from app.engine.graph.validate import validate_graph
 from app.engine.team import Team
-from app.engine.validate import validate_graph
 from app.github.client import Installation
 from app.github.config import ConfigInvalid, RepoConfig
 from app.github.extends import Layers, folder_home, folder_place

@@ -21,7 +21,7 @@ from githubkit.exception import GitHubException
 
 from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, error, ok, warning
-from app.engine.validate import validate_graph
+from app.engine.graph.validate import validate_graph
 from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import CONFIG_LIMIT, CONFIG_PATH, ConfigInvalid, RepoConfig, read_config_data, validate_config
 from app.github.extends import extend, folder_place

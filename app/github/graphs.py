@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from app.engine.errors import InterlockError
-from app.engine.graph import Graph
-from app.engine.validate import validate_graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import validate_graph
 from app.github.client import Installation
 from app.github.config import RepoConfig
 from app.github.extends import folder_place

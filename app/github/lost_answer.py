@@ -7,7 +7,7 @@ or a dispatched job was made. Sending it again would make a second one. So:
 - the client never retries by itself a ``POST`` that makes something (``MakesNothingTwice``; githubkit's own
   server-error retry would, three times); reads, edits and content-addressed git objects are retried as before;
 - what is made is found again before it is made a second time: a comment by its text (``made_comment``), a
-  request issue by its marker (``app/webhooks/requests.py``), a pull request by its branch (GitHub refuses a
+  request issue by its marker (``app/webhooks/teams/requests.py``), a pull request by its branch (GitHub refuses a
   second one with 422), a check run by the run's ``external_id`` on the head, the board and supervision issues
   by their markers.
 https://docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api#timeouts

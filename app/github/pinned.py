@@ -1,7 +1,7 @@
 """The repository's pinned board issue, "Interlock board": its body, and the calls that make, pin and edit it.
 
-The body (``app/webhooks/pinned_board.py`` renders it) is a table of the repository's runs from the board index and
-says how to act on them with comment commands (``app/webhooks/board_commands.py``). It shows no age that moves with the
+The body (``app/webhooks/board/pinned.py`` renders it) is a table of the repository's runs from the board index and
+says how to act on them with comment commands (``app/webhooks/board/commands.py``). It shows no age that moves with the
 clock: the issue is edited only when what it shows changed, so a transition that changes no cell costs no call.
 The issue carries ``BOARD_LABEL`` and the hidden ``BOARD_MARKER``, by which it is found again when the index
 does not know its number (its maker failed before saving it, or the index was rewritten).

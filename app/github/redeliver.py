@@ -1,7 +1,7 @@
 """Recovering failed deliveries (SPEC GH8): GitHub never redelivers by itself, so Interlock asks it to.
 
 ``interlock redeliver --since 1h`` lists the app's recent deliveries and asks GitHub to redeliver each one
-that failed and has not since succeeded; the service's periodic sweep (app/webhooks/sweep.py) does the same
+that failed and has not since succeeded; the service's periodic sweep (app/webhooks/deliveries/sweep.py) does the same
 from this one listing, on its own. https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries
 
 What GitHub decides, and this module follows:

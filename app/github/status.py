@@ -10,11 +10,11 @@ as the local journey does (SPEC W2), ``fallback`` where no role named an agent a
 from __future__ import annotations
 
 from app.engine.anchor import Anchor
-from app.engine.cost_bound import counted, worst_case
 from app.engine.decision import refusal_text
-from app.engine.graph import END, Graph
+from app.engine.graph.cost_bound import counted, worst_case
+from app.engine.graph.mermaid import draw_mermaid
+from app.engine.graph.model import END, Graph
 from app.engine.kinds import MissionKind
-from app.engine.mermaid import draw_mermaid
 from app.engine.record import FINAL, MissionSummary, Run, Status
 from app.engine.team import Team
 

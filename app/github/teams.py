@@ -34,7 +34,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.engine.errors import InterlockError
-from app.engine.graph import GateRules
+from app.engine.graph.model import GateRules
 from app.engine.team import Role, Team
 
 TEAM_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"  # it is written in a `team:<name>` label

@@ -35,7 +35,7 @@ from app.agents.prices import ModelPrice
 from app.agents.spec import agent_from_spec
 from app.engine.context import Tiers
 from app.engine.errors import InterlockError
-from app.engine.graph import Graph, Policy
+from app.engine.graph.model import Graph, Policy
 from app.engine.record import GateMode as GateMode  # the shells name it with the rest of the configuration
 from app.engine.team import Role, Team, parse_team
 from app.engine.verdict import UPSTREAM_PATTERN

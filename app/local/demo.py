@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app.engine.mermaid import draw_mermaid
+from app.engine.graph.mermaid import draw_mermaid
 from app.gitaccess import ON_MACHINE, git_output, on_machine_env
 from app.graphset import find_graph
 from app.local.config import GateMode, LocalConfig

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.engine.findings import Finding, FindingCode, error, ok, warning
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.gitaccess import GitFailed, on_machine_env, run_git
 from app.local.agentcheck import agent_findings, check_findings
 from app.local.config import LocalConfig

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.team import Team
 from app.github.config import CONFIG_PATH, ConfigInvalid, RepoConfig, validate_config
 from app.github.teams import TEAM_LABEL, TeamSettings, choose_team, graph_folders

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from textwrap import wrap
 from typing import Any
 
-from app.engine.cost_bound import counted
 from app.engine.cost_source import merged_sources, sources_text
 from app.engine.decision import refusal_text
-from app.engine.graph import END, Graph
+from app.engine.graph.cost_bound import counted
+from app.engine.graph.model import END, Graph
 from app.engine.record import MissionKind, Run, Status
 from app.store.journal import STATE_BRANCH, FileReader, decision_path, mission_path, missions_folder
 

@@ -48,7 +48,7 @@ from app.engine.events import (
     Start,
     StopRequested,
 )
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import FINAL, Launch, Run, Status
 from app.local import leftovers, missions, satellites
 from app.local.basestate import with_delivery_state

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine.errors import GraphFileError, InterlockError
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import Run
 from app.github.config import CONFIG_PATH
 from app.github.teams import IMPLICIT_TEAM

@@ -9,7 +9,7 @@ leaves is kept by its hash (``pinned_graph_path``), so ``interlock verify`` can 
 from __future__ import annotations
 
 from app.engine.events import GraphUpgraded
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import Run
 from app.local.launch import person
 from app.local.missions import now

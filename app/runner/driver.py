@@ -24,11 +24,11 @@ from app.engine.decisions import newest_decided, outcome_section
 from app.engine.effects import AskAdvisor, AskDecision, DispatchMission, Effect, Escalate, MessageKind, PostMessage
 from app.engine.errors import GraphInvalid, InterlockError, VersionConflict
 from app.engine.events import Event, GraphMismatched, GraphUpgraded, Start
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Run
 from app.engine.step import step
 from app.engine.team import Team
-from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
 from app.runner import chain, observe
 from app.runner.orders import mission_order, role_for

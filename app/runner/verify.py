@@ -19,13 +19,13 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from app.engine.anchor import Witness
-from app.engine.cost_bound import counted
 from app.engine.errors import InterlockError, RunNotFound
-from app.engine.graph import Graph
+from app.engine.graph.cost_bound import counted
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Run
 from app.engine.rules import Rules, UnknownRules, replaying
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from app.inputfile import InputUnreadable, parse_json_text
 from app.runner import chain
 from app.store.journal import FileReader, event_path, events_folder, graph_path, pinned_graph_path, record_path

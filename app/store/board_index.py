@@ -5,7 +5,7 @@ record was read at (the state branch moves by compare-and-swap of the whole bran
 run makes this one re-read and re-apply: no row is ever lost). That makes ``board.md`` cost no API call of its own.
 
 ``board.json`` also keeps the number of the repository's pinned board issue and the claim of whoever is creating it
-(``app/webhooks/pinned_board.py``): a transition carries them over unchanged. The rows are bounded: every live run,
+(``app/webhooks/board/pinned.py``): a transition carries them over unchanged. The rows are bounded: every live run,
 plus the ``FINISHED_KEPT`` most recently updated runs that ended (``done``, ``cancelled``).
 """
 
@@ -15,7 +15,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.engine.graph import END
+from app.engine.graph.model import END
 from app.engine.record import FINAL, Run
 from app.store.journal import BOARD_INDEX_PATH, BOARD_PATH, encode_json
 

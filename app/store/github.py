@@ -78,7 +78,7 @@ class GitHubStore:
         self.repository_id: str | None = None  # the repository's node id, read with every record
         self.before: dict[str, Run] = {}  # run id -> the record as last read: what a transition started from
         # run id -> the version first read, while every version read since is one this store saved (else None):
-        # what another process may have shown of the run before this store (app/webhooks/check_run.py)
+        # what another process may have shown of the run before this store (app/webhooks/checks/run.py)
         self.read_from: dict[str, int | None] = {}
         self.saved: dict[str, int] = {}  # run id -> the version this store saved last
         self.fetched: dict[str, bytes | None] = {}  # files read with the last record, at its commit, by logical path

@@ -1,7 +1,7 @@
 """Comment commands (SPEC GH7): ``/interlock stop``, ``resume``, ``resume at STAGE``, ``route VERDICT``,
 ``route VERDICT at STAGE``, ``resume --upgrade [at STAGE]`` (SPEC J7, ``app/webhooks/upgrade_command.py``),
 ``deliver``, ``abandon``, ``retry``, ``answer …``, ``budget calls=+N …`` (SPEC P5)
-(and ``team stop|start``, ``app/webhooks/team_hold.py``).
+(and ``team stop|start``, ``app/webhooks/teams/hold.py``).
 Anything else is a ``CommandError`` whose message is the reply: what was not understood, and what is."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from app.engine.errors import InterlockError
 from app.engine.quoted import quoted
 from app.engine.raises import RaiseInvalid, parse_raise
 from app.engine.record import Run
-from app.webhooks.satellites import deliver
+from app.webhooks.teams.satellites import deliver
 
 USAGE = (
     "commands: `/interlock stop`, `/interlock resume`, `/interlock resume at STAGE`, `/interlock resume --upgrade`, "

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.engine import events as ev
 from app.engine.errors import EventRejected, GateRefused, RunNotFound, VersionConflict
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import MissionStatus, Run, UpstreamState
 from app.github.client import GitHubApp
 from app.github.config import CONFIG_PATH, ConfigInvalid, trigger_label_of
@@ -22,24 +22,24 @@ from app.github.graphs import graph_label, repo_graph
 from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
-from app.webhooks.board_closed import board_events
-from app.webhooks.board_commands import board_command, on_board_issue
-from app.webhooks.check_actions import requested_action
+from app.webhooks.board.closed import board_events
+from app.webhooks.board.commands import board_command, on_board_issue
+from app.webhooks.checks.actions import requested_action
 from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, issue_labels, login, number_at, text_at
 from app.webhooks.gate_reviews import answer_refused, review_commit
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
-from app.webhooks.queue import leave, tell_places
-from app.webhooks.requests import UPSTREAM_LINK, is_request, label_closed, own_marker, sibling, start_accepted
 from app.webhooks.router import Outcome, Router, default_router
-from app.webhooks.satellites import SatelliteUnreadable, satellite_closed
-from app.webhooks.satellites import pull_closed as landed
 from app.webhooks.shell import BaseBranchMissing, GitHubRuns
 from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
-from app.webhooks.supervision import supervise
-from app.webhooks.team_hold import command as team_command
-from app.webhooks.team_hold import is_team_command, refuse_while_stopped, start_waiting
-from app.webhooks.team_start import may_start, settle_start
+from app.webhooks.teams.hold import command as team_command
+from app.webhooks.teams.hold import is_team_command, refuse_while_stopped, start_waiting
+from app.webhooks.teams.queue import leave, tell_places
+from app.webhooks.teams.requests import UPSTREAM_LINK, is_request, label_closed, own_marker, sibling, start_accepted
+from app.webhooks.teams.satellites import SatelliteUnreadable, satellite_closed
+from app.webhooks.teams.satellites import pull_closed as landed
+from app.webhooks.teams.start import may_start, settle_start
+from app.webhooks.teams.supervision import supervise
 from app.webhooks.upgrade_command import upgrade_and_resume, upgrade_stage
 
 log = logging.getLogger("interlock.webhooks")

@@ -40,8 +40,8 @@ class Router:
     ) -> Callable[[Handler], Handler]:
         """Register a handler. ``inline`` handlers do no I/O and are answered on the event loop with their
         outcome; the others are queued durably, answered 202, and applied later by a worker thread
-        (app/webhooks/workers.py), with no deadline of GitHub's on them. ``own`` handlers also receive the events
-        the App caused, and must tell by themselves which of those count."""
+        (app/webhooks/deliveries/workers.py), with no deadline of GitHub's on them. ``own`` handlers also receive
+        the events the App caused, and must tell by themselves which of those count."""
 
         def register(handler: Handler) -> Handler:
             key = (event, action)

@@ -6,9 +6,9 @@ Order of work on a delivery, and why:
 3. the JSON body and the event headers — 400 when malformed;
 4. a delivery no handler needs a thread for (ignored, the App's own, an inline handler) is answered at once,
    with its outcome, as before;
-5. any other is ``put`` in the durable delivery queue (``app/webhooks/delivery_queue.py``; SQLite in the
+5. any other is ``put`` in the durable delivery queue (``app/webhooks/deliveries/durable.py``; SQLite in the
    data folder by default) and answered 202 ``queued`` — or 202 ``duplicate`` when the queue knew its id —
-   well within GitHub's 10 s, whatever the handler will take; the workers (``app/webhooks/workers.py``)
+   well within GitHub's 10 s, whatever the handler will take; the workers (``app/webhooks/deliveries/workers.py``)
    apply it, one at a time per repository, retrying what failed and recording FAILED what was refused
    (``MalformedDelivery``, an invalid configuration, a broken state file: the details once answered 400/422).
    A queue that cannot be reached (Redis down) answers **503**: the delivery was not stored, GitHub records it
@@ -21,7 +21,7 @@ not answer when the service starts, it does not refuse to start (a delivery is n
 logs so and queues in its own SQLite file in the data folder, and ``/healthz`` says ``"queue": "sqlite"``, until
 it is restarted with Redis reachable. Deliveries it acknowledged meanwhile are applied from that file.
 
-Beside them, the sweep (``app/webhooks/sweep.py``) asks GitHub every few minutes to redeliver what failed.
+Beside them, the sweep (``app/webhooks/deliveries/sweep.py``) asks GitHub every few minutes to redeliver what failed.
 
 https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
 """
@@ -43,16 +43,16 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.github.client import GitHubApp
+from app.webhooks.deliveries.durable import DeliveryQueue, QueuedDelivery, QueueState, QueueUnavailable
+from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
+from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.deliveries.sweep import Sweeper, service_sweeper
+from app.webhooks.deliveries.workers import RETRY_BASE_S, Workers, refusal
 from app.webhooks.delivery import Delivery, MalformedDelivery
-from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState, QueueUnavailable
 from app.webhooks.metrics import UNVERIFIED, Metrics
-from app.webhooks.redis_queue import RedisDeliveryQueue
 from app.webhooks.router import Outcome, Router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.signature import signature_valid
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
-from app.webhooks.sweep import Sweeper, service_sweeper
-from app.webhooks.workers import RETRY_BASE_S, Workers, refusal
 
 MAX_BODY = 25 * 1024 * 1024
 DEADLINE_S = 8.0  # a bound for waits inside a handler (app/github/throttle.py); no longer on the answer
@@ -275,7 +275,7 @@ def create_app(
         status = 202 if outcome in (Outcome.IGNORED, Outcome.OWN) else 200
         return answer(status, {"delivery": delivery.delivery_id, "outcome": outcome}, label, started)
 
-    from app.webhooks.board_web import mount  # the web board, when OAuth is configured; else /board is 404
+    from app.webhooks.board.web import mount  # the web board, when OAuth is configured; else /board is 404
 
     mount(app, settings)
 

@@ -17,11 +17,12 @@
 - ``INTERLOCK_REDIS_URL`` (optional): a Redis that every replica of the service shares (``redis://``,
   ``rediss://`` or ``unix://``): the content-creating quota and GitHub's pauses are counted there, once for all
   replicas. Unset: one process, everything in memory. The delivery queue is there too, shared by the replicas
-  (``app/webhooks/redis_queue.py``); a replica that finds Redis unreachable at start queues in its data folder.
+  (``app/webhooks/deliveries/redis_queue.py``); a replica that finds Redis unreachable at start queues in its data
+  folder.
 - ``INTERLOCK_REPLICAS``: how many replicas run; 1 by default. While Redis cannot be reached, each replica
   keeps to its share of the quota (80 ÷ replicas a minute) so that together they stay within GitHub's limit.
-- the web board's OAuth client and session secret (optional): ``app/webhooks/board_settings.py``.
-- the periodic sweep of failed deliveries (``INTERLOCK_SWEEP_*``): ``app/webhooks/sweep_settings.py``.
+- the web board's OAuth client and session secret (optional): ``app/webhooks/board/settings.py``.
+- the periodic sweep of failed deliveries (``INTERLOCK_SWEEP_*``): ``app/webhooks/deliveries/sweep_settings.py``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from pathlib import Path
 from app.engine.errors import InterlockError
 from app.github.client import AppIdentity
 from app.inputfile import InputUnreadable, read_input_text
-from app.webhooks.board_settings import BoardSettings, board_settings
-from app.webhooks.sweep_settings import SweepSettings, sweep_settings
+from app.webhooks.board.settings import BoardSettings, board_settings
+from app.webhooks.deliveries.sweep_settings import SweepSettings, sweep_settings
 
 DEFAULT_API_URL = "https://api.github.com"
 KEY_LIMIT = 64 * 1024  # an RSA key of 4096 bits is about 3 kB of PEM
@@ -65,14 +66,16 @@ class ServiceSettings:
     api_url: str = DEFAULT_API_URL
     log_level: str = "info"
     app_slug: str | None = None
-    board: BoardSettings | None = None  # the web board; None: off (app/webhooks/board_settings.py)
+    board: BoardSettings | None = None  # the web board; None: off (app/webhooks/board/settings.py)
     data_dir: Path | None = None  # the delivery queue's folder; None: a fresh temporary one, not durable
     workers: int = DEFAULT_WORKERS
     delivery_attempts: int = DEFAULT_ATTEMPTS
     visibility_s: float = DEFAULT_VISIBILITY_S
     redis_url: str | None = None  # shared by the replicas; None: one process, all in memory
     replicas: int = 1
-    sweep: SweepSettings | None = None  # the sweep of failed deliveries; None: off (app/webhooks/sweep_settings.py)
+    sweep: SweepSettings | None = (
+        None  # the sweep of failed deliveries; None: off (app/webhooks/deliveries/sweep_settings.py)
+    )
 
     def __post_init__(self) -> None:
         problems = queue_problems(self.workers, self.delivery_attempts, self.visibility_s)
@@ -203,7 +206,7 @@ def _private_key(env: Mapping[str, str], problems: list[str]) -> str:
         return ""
     text = text.replace("\\n", "\n")  # keys passed through one-line environment variables
     # here, not at the top: App-less mode reads this module's constants in a core install, without the service
-    # extra that brings cryptography (app/cli_extras.py)
+    # extra that brings cryptography (app/cli/extras.py)
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     try:

@@ -31,7 +31,7 @@ from app.engine.effects import (
 )
 from app.engine.errors import InterlockError
 from app.engine.events import Event, Linked, Start
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
 from app.engine.team import Team
@@ -47,17 +47,17 @@ from app.runner.chain import head_anchor
 from app.runner.driver import Applied, OrderTerms, RunDriver
 from app.store.github import GitHubStore
 from app.store.journal import decision_path
-from app.webhooks import satellites
-from app.webhooks.check_run import show_check
-from app.webhooks.citations import refused_filing, start_terms
+from app.webhooks.board.pinned import publish as publish_board
+from app.webhooks.checks.run import show_check
+from app.webhooks.checks.satellites import show_satellite_checks
+from app.webhooks.checks.status_update import needs_comment
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.kept_config import CONFIG_CACHE as CONFIG_CACHE  # tests forget it as a restart would
 from app.webhooks.kept_config import KeptConfig
 from app.webhooks.outbox import earlier_messages, owed_entries, owed_key
-from app.webhooks.pinned_board import publish as publish_board
-from app.webhooks.requests import file_request, follow_request
-from app.webhooks.satellite_checks import show_satellite_checks
-from app.webhooks.status_update import needs_comment
+from app.webhooks.teams import satellites
+from app.webhooks.teams.citations import refused_filing, start_terms
+from app.webhooks.teams.requests import file_request, follow_request
 
 RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; interlock:done or :cancelled after
 log = logging.getLogger("interlock.github")
@@ -416,13 +416,13 @@ class GitHubRuns:
     def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
         if (refused := refused_filing(self, run, effect, issue, mark)) is not None:  # SPEC U6: cites nothing real
             return refused
-        return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/requests.py
+        return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/teams/requests.py
 
     def _edit_status(
         self, run: Run, graph: Graph, jobs: dict[int, str], seen: Seen | None = None, before: Run | None = None
     ) -> None:
         """The check run (SPEC W5), then the status comment when what a person must do changed since ``before``
-        (``app/webhooks/status_update.py``); on a redelivery, only if what it shows changed."""
+        (``app/webhooks/checks/status_update.py``); on a redelivery, only if what it shows changed."""
         checked = show_check(self, run, graph, remembered=seen is None)  # False: no check, the comment shows all
         if checked and run.satellites:
             show_satellite_checks(self, run, graph)  # on each satellite's pull request too (SPEC U7)

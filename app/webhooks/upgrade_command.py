@@ -15,13 +15,13 @@ from datetime import datetime
 
 from app.engine import events as ev
 from app.engine.errors import EventRejected, RunNotFound
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import Run
 from app.github.graphs import graph_label, repo_graph
 from app.webhooks.commands import CommandError
 from app.webhooks.issue_runs import issue_runs, run_id_for
 from app.webhooks.shell import GitHubRuns
-from app.webhooks.team_hold import refuse_while_stopped
+from app.webhooks.teams.hold import refuse_while_stopped
 
 UPGRADE_FLAG = "--upgrade"
 

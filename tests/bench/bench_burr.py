@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.events import MissionFinished, Start
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import MissionStatus, Run
 from app.engine.step import step
 from tests.bench.bench_engine import T0, WORK_STAGES, answer_for, loop_graph

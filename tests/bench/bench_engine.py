@@ -29,10 +29,10 @@ from typing import Any
 
 from app.engine.context import Context, Result, compact_context
 from app.engine.events import MissionFinished, Start
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus, Run
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from tests.helpers import ROOT
 
 WORK_STAGES = 17

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from app.engine import events as ev
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from app.store.gitstore import GitStore
 from app.store.journal import encode_json, mission_path
 from app.store.memory import MemoryStore

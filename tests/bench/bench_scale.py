@@ -55,7 +55,7 @@ import httpx
 from app.engine.record import Run, Status
 from app.github.throttle import CONTENT_PER_MINUTE, creates_content
 from app.store.journal import STATE_BRANCH, events_folder, record_path
-from app.webhooks.delivery_queue import QueueState
+from app.webhooks.deliveries.durable import QueueState
 from tests.github.fake_github import FakeGitHub
 from tests.github.git_github import Loopback
 from tests.helpers import ROOT
@@ -457,8 +457,8 @@ class Fleet:
 
     def queue_counts(self) -> dict[QueueState, int]:
         """The shared queue's counts, or the sum of each replica's own."""
-        from app.webhooks.redis_queue import RedisDeliveryQueue
-        from app.webhooks.sqlite_queue import SqliteDeliveryQueue
+        from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
+        from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
 
         if self.redis is not None:
             return RedisDeliveryQueue.from_url(self.redis.url).counts()

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from app.engine.validate import validate_graph
+from app.engine.graph.validate import validate_graph
 
 SIZES = (100, 1_000, 10_000)
 TARGET_10K_S = 0.5

@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
+from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
 from app.webhooks.service import QUEUE_FILE
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
 from tests.github.git_github import GitBackedGitHub, Loopback
 from tests.github.test_flows import example
 from tests.helpers import ROOT

@@ -7,11 +7,11 @@ from typing import Any
 
 from app.engine import events as ev
 from app.engine.effects import DispatchMission, Effect
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus, Run, Usage
 from app.engine.rules import Rules
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from tests.helpers import edge, graph, node
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

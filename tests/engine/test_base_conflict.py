@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from app.engine import events as ev
-from app.engine.contract import verdict_contract
 from app.engine.effects import AskDecision, DispatchMission, Escalate, ReadyPullRequest
 from app.engine.events import GitState
+from app.engine.graph.contract import verdict_contract
+from app.engine.graph.validate import validate_graph
 from app.engine.record import MissionStatus, ReasonCode, Run, Status
-from app.engine.validate import validate_graph
 from tests.engine.driver import Driver
 from tests.helpers import edge, graph, node
 

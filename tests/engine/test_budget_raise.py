@@ -10,9 +10,9 @@ from app.engine import events as ev
 from app.engine.decision import RAISE, render_decision
 from app.engine.effects import AskDecision, DispatchMission, Escalate, MessageKind, PostMessage
 from app.engine.errors import EventRejected
+from app.engine.graph.validate import parse_graph
 from app.engine.raises import LIMITS, RAISE_WINDOW, RaiseInvalid, parse_raise
 from app.engine.record import Category, Choice, MissionKind, ReasonCode, Run, Status, Usage
-from app.engine.validate import parse_graph
 from app.local.reports import money_report
 from tests.engine.driver import Driver, loop_graph
 from tests.helpers import ROOT, edge, graph, node

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.engine.contract import ContractKind, reserved_verdicts_text, verdict_contract
-from app.engine.validate import parse_graph
+from app.engine.graph.contract import ContractKind, reserved_verdicts_text, verdict_contract
+from app.engine.graph.validate import parse_graph
 from tests.helpers import edge, graph, node
 
 

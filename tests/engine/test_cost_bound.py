@@ -1,7 +1,7 @@
 """The cost of a graph known before a run (SPEC G7): the worst case bounds every run the real engine can make,
 and the cheapest path's figure is what some run pays.
 
-The runs are made by ``app.engine.simulate`` — the real ``step`` applied to answers — with random answers:
+The runs are made by ``app.engine.graph.simulate`` — the real ``step`` applied to answers — with random answers:
 verdicts of the node, unknown words, no verdict, ``NEEDS_UPSTREAM`` without a request (a re-ask), missions that
 fail (the advisor's call and its retry), missions without a commit where one is required.
 """
@@ -15,13 +15,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.cost_bound import Cost, Hop, can_finish, cost_bound
 from app.engine.effects import AskAdvisor, AskDecision, OpenGate
 from app.engine.events import AdviceReturned, DecisionReturned, Event, GateApproved, MissionFinished
-from app.engine.graph import CATCH_ALL, FAIL, PASS, Graph
+from app.engine.graph.cost_bound import Cost, Hop, can_finish, cost_bound
+from app.engine.graph.model import CATCH_ALL, FAIL, PASS, Graph
+from app.engine.graph.simulate import Answered, finished, simulate
+from app.engine.graph.validate import parse_graph, validate_graph
 from app.engine.record import Advice, MissionKind, MissionStatus, Run
-from app.engine.simulate import Answered, finished, simulate
-from app.engine.validate import parse_graph, validate_graph
 from tests.helpers import edge, graph, node
 
 LABELS = (PASS, FAIL, "RETHINK", CATCH_ALL)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from app.engine.mermaid import draw_mermaid
-from app.engine.validate import parse_graph
+from app.engine.graph.mermaid import draw_mermaid
+from app.engine.graph.validate import parse_graph
 from tests.helpers import edge, graph, node
 
 G = parse_graph(

@@ -30,11 +30,11 @@ from app.engine.effects import (
     ReadyPullRequest,
 )
 from app.engine.errors import InterlockError
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.owed import EVENTS_SENT, owed_effects
 from app.engine.record import MissionKind, MissionStatus, Run, Status
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from tests.engine.driver import Driver
 from tests.helpers import edge, graph, node
 

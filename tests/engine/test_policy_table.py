@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.engine.budget import apply_charge, charge_for, record_usage, refusal
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.record import Ledger, MissionKind, Status, Usage, Window
 from tests.engine.driver import Driver
 from tests.helpers import edge, graph, node

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.engine import events as ev
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionKind, MissionStatus, MissionSummary, Run, Status
 from app.engine.rules import NOT_RECORDED, RULES_VERSION, Rules, UnknownRules, replaying
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from tests.engine.driver import loop_graph
 from tests.helpers import GRAPHS
 

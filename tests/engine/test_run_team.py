@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 
 from app.engine.events import Start
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
 from app.engine.record import Run
 from app.engine.step import step
 

@@ -21,7 +21,7 @@ from app.engine.effects import (
     ReadyPullRequest,
 )
 from app.engine.errors import EventRejected, RunFinished, StaleEvent
-from app.engine.graph import END
+from app.engine.graph.model import END
 from app.engine.record import Category, MissionKind, MissionStatus, ReasonCode, Run, Status, Usage
 from tests.engine.driver import Driver, loop_graph
 from tests.helpers import edge, graph, node

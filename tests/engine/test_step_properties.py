@@ -44,7 +44,8 @@ from app.engine.events import (
     StopRequested,
     UpstreamChanged,
 )
-from app.engine.graph import Graph, Policy
+from app.engine.graph.model import Graph, Policy
+from app.engine.graph.validate import parse_graph
 from app.engine.record import (
     FINAL,
     HOP_WINDOW,
@@ -59,7 +60,6 @@ from app.engine.record import (
     Usage,
 )
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from app.graphset import load_graph
 from tests.helpers import GRAPHS, edge, graph, node
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from app.engine import svg
-from app.engine.svg import draw_svg
-from app.engine.validate import parse_graph
+from app.engine.graph import svg
+from app.engine.graph.svg import draw_svg
+from app.engine.graph.validate import parse_graph
 from tests.helpers import edge, graph, node
 
 NS = "{http://www.w3.org/2000/svg}"

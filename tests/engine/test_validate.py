@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.engine.errors import GraphInvalid
+from app.engine.graph.validate import WARNING_CODES, IssueCode, parse_graph, validate_graph
 from app.engine.team import parse_team
-from app.engine.validate import WARNING_CODES, IssueCode, parse_graph, validate_graph
 from tests.helpers import FIXTURES, edge, graph, node
 
 TEAM = parse_team({"name": "core", "roles": [{"name": "dev", "capabilities": ["coding"]}]})

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.graph import END, Graph
-from app.engine.validate import validate_graph
+from app.engine.graph.model import END, Graph
+from app.engine.graph.validate import validate_graph
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

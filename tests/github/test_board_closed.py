@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.github.pinned import BOARD_LABEL
 from app.store.board_index import read_index
-from app.webhooks.pinned_board import render_board_issue
+from app.webhooks.board.pinned import render_board_issue
 from app.webhooks.router import Outcome
 from tests.github.test_board_issue import board, board_issue, board_issues, label, row, state_file  # noqa: F401
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - the fixtures

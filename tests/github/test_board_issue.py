@@ -13,7 +13,7 @@ from app.engine.record import Status
 from app.github.pinned import BOARD_LABEL, BOARD_MARKER
 from app.store.board_index import FINISHED_KEPT, read_index, render_markdown
 from app.webhooks import shell
-from app.webhooks.pinned_board import render_board_issue
+from app.webhooks.board.pinned import render_board_issue
 from app.webhooks.router import Outcome
 from tests.github.test_flows import (  # noqa: F401 - the fixtures
     REPO,

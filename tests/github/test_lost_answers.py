@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from app.engine.record import Status
-from app.webhooks.requests import request_body
 from app.webhooks.router import Outcome
+from app.webhooks.teams.requests import request_body
 from tests.github.fake_github import LOST
 from tests.github.test_board_issue import board_issues, label
 from tests.github.test_flows import REPO, World, merged_payload, review_job, world  # noqa: F401 - fixture

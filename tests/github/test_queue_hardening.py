@@ -13,11 +13,11 @@ from fastapi.testclient import TestClient
 
 from app.engine.errors import VersionConflict
 from app.engine.record import Status
-from app.webhooks import team_start
 from app.webhooks.router import Outcome
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
-from app.webhooks.team_hold import HoldUnreadable
+from app.webhooks.teams import start as team_start
+from app.webhooks.teams.hold import HoldUnreadable
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
 from tests.github.test_team_hold import command as hold_command
 from tests.github.test_team_hold import trigger as hold_trigger

@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 
 from app.engine.record import Status
 from app.github.teams import TeamSettings
-from app.webhooks.queue import QUEUED_LABEL, QueueUnreadable, tell_places
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
+from app.webhooks.teams.queue import QUEUED_LABEL, QueueUnreadable, tell_places
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
 from tests.github.test_team_queue import TEAM, configure, label_payload, places, queue_file, run_of, said, trigger
 from tests.helpers import ROOT

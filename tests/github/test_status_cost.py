@@ -8,7 +8,7 @@ take the advisor's call: 18 calls and units.
 
 from __future__ import annotations
 
-from app.engine.validate import parse_graph
+from app.engine.graph.validate import parse_graph
 from app.github.status import render_status
 from tests.engine.driver import Driver
 from tests.github.test_flows import SMALL_GRAPH, World, world  # noqa: F401 - fixture

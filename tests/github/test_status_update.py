@@ -15,7 +15,7 @@ from app.github.check_move import move_check
 from app.github.checks import check_view, moved_on
 from app.github.status import PROGRESS
 from app.store.github import GitHubStore
-from app.webhooks.check_run import known_checks
+from app.webhooks.checks.run import known_checks
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import graphql_input_problem, mutation_of, repo_node
 from tests.github.test_flows import REPO, World

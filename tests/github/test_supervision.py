@@ -13,8 +13,8 @@ import pytest
 from app.engine.record import ReasonCode, Status
 from app.github.client import RefConflict
 from app.store.journal import orders_folder
-from app.webhooks import supervision
-from app.webhooks.supervision import CONTEXT_BYTES
+from app.webhooks.teams import supervision
+from app.webhooks.teams.supervision import CONTEXT_BYTES
 from tests.github.test_flows import (  # noqa: F401 - fixture
     REPO,
     World,

@@ -12,8 +12,8 @@ import pytest
 from app.engine.errors import VersionConflict
 from app.engine.record import ReasonCode, Status
 from app.github.client import Installation
-from app.webhooks import supervision
 from app.webhooks.router import Outcome
+from app.webhooks.teams import supervision
 from tests.github.test_flows import REPO, World, merged_payload, world  # noqa: F401 - fixture
 from tests.github.test_supervision import (
     ENDED,
@@ -30,7 +30,7 @@ from tests.helpers import ROOT
 
 def test_a_secret_cut_at_the_decision_files_limit_is_not_half_shown_in_the_supervision_issue(world: World) -> None:
     # SPEC J5 and COMMON (nothing stored or printed carries a secret), README "redacted and cut": the supervision
-    # issue's body (public on the repository) carries the ended run's decision file. app/webhooks/supervision.py
+    # issue's body (public on the repository) carries the ended run's decision file. app/webhooks/teams/supervision.py
     # _decision_lines cuts it to 4000 bytes BEFORE the redactor runs (journal_context), so a token straddling the
     # cut keeps 19 of its characters, too few for the redactor's pattern (`ghp_` + 20 or more): they are shown
     configure(world, TEAMS.format(n=1))
@@ -47,7 +47,7 @@ def test_a_secret_cut_at_the_decision_files_limit_is_not_half_shown_in_the_super
 
 def test_a_citation_naming_a_folder_is_refused(world: World) -> None:
     # SPEC U6 (each request cites a measured finding, a file and line; one citing a file that does not exist is
-    # not filed, citation_not_found): `.github` is a folder. app/webhooks/citations.py absent() asks
+    # not filed, citation_not_found): `.github` is a folder. app/webhooks/teams/citations.py absent() asks
     # Installation.file(), which returns GitHub's JSON listing of the folder as if it were the file's text; its
     # line 1 "exists", and the request is filed
     configure(world, TEAMS.format(n=1))
@@ -63,7 +63,7 @@ def test_a_citation_of_a_path_that_does_not_exist_is_refused_whatever_it_carries
     # of the repository, but the cited path went into the contents URL as it was: the HTTP client took `#gone`
     # for a fragment (`?gone` for a query, `%2E` for a dot) and asked for README.md, which exists. Now each path
     # segment is quoted (app/github/client.py in_url), and a path with `#` or `?` (which githubkit cannot send
-    # even quoted) is refused by app/webhooks/citations.py
+    # even quoted) is refused by app/webhooks/teams/citations.py
     configure(world, TEAMS.format(n=1))
     end_a_core_run(world)
     world.job_done(1, 1, "observe", request(f"Finding: {path}:1@{main_head(world)}"))

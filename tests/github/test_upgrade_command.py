@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.webhooks.upgrade_command import upgrade_stage
 from tests.github.test_flows import REPO, SMALL_GRAPH, World, example, world  # noqa: F401 - the fixture
 

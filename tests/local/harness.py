@@ -10,8 +10,8 @@ from typing import Any
 
 import git
 
-from app.engine.graph import Graph
-from app.engine.validate import parse_graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.gitaccess import ON_MACHINE
 from app.local.config import GateMode, LocalConfig
 from app.local.shell import LocalShell

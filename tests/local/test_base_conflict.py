@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from app.engine import events as ev
+from app.engine.graph.validate import parse_graph
 from app.engine.record import ReasonCode, Status
-from app.engine.validate import parse_graph
 from app.local.basestate import with_delivery_state
 from app.local.gitops import open_repo
 from app.local.missions import now

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.runner.ignore import IGNORED
 from tests.helpers import ROOT, edge, graph, node
 from tests.local.harness import Bench

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from app.agents.prices import ModelPrice
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
+from app.engine.graph.validate import parse_graph
 from app.engine.record import ReasonCode, Status
-from app.engine.validate import parse_graph
 from app.local.config import GateMode, LocalConfig
 from app.local.reports import journey_rows, money_rows, render_journey, render_money, render_status
 from app.local.shell import LocalShell

@@ -60,7 +60,7 @@ def test_a_branch_moved_after_the_gate_opened_refuses_the_approval(tmp_path: Pat
 
 def test_separate_duties_in_the_graph_keep_the_local_launcher_from_approving(tmp_path: Path, monkeypatch: Any) -> None:
     # SPEC H6: locally the requester is who started the run (its launch's `by`)
-    from app.engine.validate import parse_graph
+    from app.engine.graph.validate import parse_graph
 
     data = graph_file("basics/quote-edit.json").to_json()
     bench = Bench(tmp_path, SCRIPT, monkeypatch)

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from app.engine import events as ev
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.local.gitops import GitProblem
 from app.local.missions import now
 from tests.helpers import ROOT

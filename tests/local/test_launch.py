@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from app.engine.validate import parse_graph
+from app.engine.graph.validate import parse_graph
 from app.local.config import WAYS_TO_NAME_AN_AGENT, ConfigError, LocalConfig, missing_agent_problem, parse_config
 from app.local.launch import make_launch
 from app.local.missions import now

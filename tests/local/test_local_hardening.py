@@ -1,5 +1,5 @@
 """Local features of issue 13 hardened against a hostile user: the local team queues (app/local/queue.py,
-app/local/teamrun.py), the commands that wait in them (app/cli_runs.py), and satellite repositories
+app/local/teamrun.py), the commands that wait in them (app/cli/runs.py), and satellite repositories
 (app/local/satellites.py). Each test failed before its fix
 (tests/local/test_review_issue13_local.py held it as a strict xfail)."""
 
@@ -21,8 +21,8 @@ import pytest
 
 from app.engine.errors import InterlockError
 from app.engine.events import GateApproved
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.local.gitops import GitProblem
 from app.local.missions import now
 from app.local.queue import TeamFull, queue_folder, team_place

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from app.cli import cli
+from app.cli.main import cli
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.local.config import GateMode
 from app.local.progress import Progress
 from app.local.shell import LocalShell

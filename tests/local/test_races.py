@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from app.engine import events as ev
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.local.config import GateMode, LocalConfig
 from app.local.missions import now
 from app.local.shell import LocalShell, stop_event

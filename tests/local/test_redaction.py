@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from app.engine.graph.validate import parse_graph
 from app.engine.record import ReasonCode, Status
-from app.engine.validate import parse_graph
 from app.local.config import GateMode
 from app.local.progress import Progress
 from app.local.shell import LocalShell

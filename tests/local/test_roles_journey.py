@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from app.agents.base import NOT_ENFORCED
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
 from app.engine.team import parse_team
-from app.engine.validate import parse_graph
 from app.local.config import GateMode, LocalConfig
 from app.local.reports import done_by, journey_rows, render_journey
 from app.local.shell import LocalShell

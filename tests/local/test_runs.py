@@ -10,8 +10,8 @@ import pytest
 
 from app.engine import events as ev
 from app.engine.errors import InterlockError
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus, ReasonCode, Status
-from app.engine.validate import parse_graph
 from app.local.config import GateMode
 from app.local.gitops import GitProblem, create_run_branch, open_repo
 from app.local.missions import now
@@ -117,7 +117,7 @@ def test_every_escalation_reason_stops_with_a_decision_file(
     status: Status,
 ) -> None:
     # SPEC E1, E2, B2, P2: typed reason, decision file beside the record, budgets stop before the call
-    from app.engine.graph import Policy
+    from app.engine.graph.model import Policy
 
     bench = Bench(tmp_path, script, monkeypatch, policy=Policy.model_validate(policy) if policy else None)
     run = bench.shell().start(LOOP, "Do the work", "")
@@ -216,7 +216,7 @@ def test_compaction_is_visible_in_the_prompts_agents_receive(tmp_path: Path, mon
 
 def test_budget_stops_before_the_call(tmp_path: Path, monkeypatch: Any) -> None:
     # SPEC P2: the refused call never reaches the agent
-    from app.engine.graph import Policy
+    from app.engine.graph.model import Policy
 
     bench = Bench(
         tmp_path, {"work": WORK, "review": {"answer": "VERDICT: FAIL"}}, monkeypatch, policy=Policy(maxCalls=3)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.local.gitops import GitProblem
 from app.store.journal import decision_path
 from tests.helpers import edge, graph, node

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.budget import record_usage
-from app.engine.graph import Policy
+from app.engine.graph.model import Policy
 from app.engine.record import Category, Ledger, Status, Usage
 from app.local.config import LocalConfig
 from app.local.shell import LocalShell

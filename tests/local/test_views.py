@@ -12,8 +12,8 @@ import pytest
 
 from app.engine import events as ev
 from app.engine.errors import RunFinished
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
-from app.engine.validate import parse_graph
 from app.local.config import GateMode
 from app.local.reports import board_rows, gate_answer, render_status, screen_lines
 from app.local.shell import Progress

@@ -14,9 +14,9 @@ import pytest
 
 from app.engine.effects import AskAdvisor
 from app.engine.events import MissionFinished, Start
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from app.runner.orders import mission_order
 from app.runner.remote import Remote
 from app.store.journal import STATE_BRANCH, encode_json, encode_record, order_path, record_path
@@ -68,7 +68,7 @@ def advisor_job(tmp_path: Path, advisor: str | None, timeout: str = "60") -> tup
     subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SEEN": str(tmp_path / "question.md")}
     env["INTERLOCK_AGENT_ENV"] = "SEEN"  # the test advisor's own setting: an agent in a job gets what is listed
-    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "2"]
+    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "2"]
     argv += ["--agent", f'command:{sys.executable} -c "{MISSION_AGENT}"', "--workdir", str(checkout)]
     began = time.monotonic()
     result = subprocess.run([*argv, "--timeout", timeout], env=env, capture_output=True, text=True, timeout=120)

@@ -18,9 +18,9 @@ from app.engine import events as ev
 from app.engine import rules, step
 from app.engine.errors import StaleEvent
 from app.engine.flow import escalate, route_result, settle, spend
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionKind, MissionStatus, ReasonCode
 from app.engine.transition import Transition
-from app.engine.validate import parse_graph
 from app.engine.verdict import parse_verdict
 from app.runner.driver import RunDriver, same_event
 from app.runner.verify import verify

@@ -13,9 +13,9 @@ import pytest
 from app.engine import events as ev
 from app.engine.effects import Escalate
 from app.engine.errors import InterlockError
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus, Run
-from app.engine.validate import parse_graph
 from app.runner import driver as driver_module
 from app.runner.driver import MAX_TRIES, OrderTerms, RunDriver, same_event
 from app.store.gitstore import GitStore

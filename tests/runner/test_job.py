@@ -19,8 +19,8 @@ import pytest
 from app.agents.environment import AgentEnvError, agent_keys, allowed_environment, parse_names
 from app.engine.effects import DispatchMission
 from app.engine.events import Start
+from app.engine.graph.validate import parse_graph
 from app.engine.step import step
-from app.engine.validate import parse_graph
 from app.redact import MASK, Redactor
 from app.runner.orders import mission_order
 from app.runner.remote import Remote
@@ -133,7 +133,16 @@ def job(
         "MODE": mode,
         "INTERLOCK_AGENT_ENV": "SEEN, MODE, ANTHROPIC_API_KEY",  # the test agent's own settings, passed by name
     }
-    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", str(mission)]
+    argv = [
+        sys.executable,
+        "-c",
+        "from app.cli.main import main; main()",
+        "step",
+        "--run",
+        RUN,
+        "--mission",
+        str(mission),
+    ]
     argv += ["--agent", f"command:{sys.executable} {agent}", "--workdir", str(checkout)]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120), checkout
 
@@ -449,7 +458,7 @@ def test_the_answer_is_folded_into_the_job_log_with_workflow_commands_off(origin
 def phase(
     origin: Path, tmp_path: Path, name: str, env: dict[str, str], *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "1"]
     argv += ["--phase", name, "--handoff", str(tmp_path / "handoff"), *extra]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
@@ -492,6 +501,6 @@ def test_deliver_needs_a_remote_url_and_a_handoff(origin: Path, tmp_path: Path) 
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     result = phase(origin, tmp_path, "deliver", env)
     assert result.returncode == 2 and "--phase deliver needs --remote URL" in result.stderr
-    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "1"]
     result = subprocess.run([*argv, "--phase", "dance"], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and "--phase must be one of all, work, deliver" in result.stderr

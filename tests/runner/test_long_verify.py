@@ -8,9 +8,9 @@ import pytest
 
 from app.engine import context, rules
 from app.engine import events as ev
-from app.engine.graph import Graph
+from app.engine.graph.model import Graph
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus, Run
-from app.engine.validate import parse_graph
 from app.runner.driver import RunDriver, same_event
 from app.runner.verify import verify
 from app.store.journal import encode_json, mission_path, record_path

@@ -9,8 +9,8 @@ import pytest
 
 from app.engine import events as ev
 from app.engine.errors import EventRejected
+from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionStatus, ReasonCode, Status
-from app.engine.validate import parse_graph
 from app.runner import chain
 from app.runner.driver import RunDriver, same_event
 from app.runner.verify import verify

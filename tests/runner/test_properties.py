@@ -31,8 +31,8 @@ AT = datetime(2026, 11, 30, tzinfo=UTC)
 
 def waiting_run(kind: MissionKind) -> Run:
     from app.engine.events import Start
+    from app.engine.graph.validate import parse_graph
     from app.engine.step import step
-    from app.engine.validate import parse_graph
     from tests.helpers import edge, graph, node
 
     g = parse_graph(graph([node("build"), node("review", "review")], [edge("build", "PASS", "review")], entry="build"))

@@ -17,9 +17,9 @@ import pytest
 from app.agents.base import NOT_ENFORCED
 from app.engine.effects import DispatchMission
 from app.engine.events import Start
+from app.engine.graph.validate import parse_graph
 from app.engine.step import step
 from app.engine.team import Team, parse_team
-from app.engine.validate import parse_graph
 from app.runner.driver import OrderTerms, RunDriver
 from app.runner.orders import mission_order, read_order, role_for
 from app.runner.remote import Remote

@@ -12,8 +12,8 @@ import pytest
 
 from app.engine import context, rules
 from app.engine import events as ev
+from app.engine.graph.validate import parse_graph
 from app.engine.record import Run
-from app.engine.validate import parse_graph
 from app.runner.driver import RunDriver
 from app.runner.routing_log import render_routing, routing_log
 from app.runner.verify import Divergence, verify

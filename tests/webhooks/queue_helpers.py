@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.webhooks.delivery_queue import DeliveryRecord, QueueState
+from app.webhooks.deliveries.durable import DeliveryRecord, QueueState
 from app.webhooks.service import WEBHOOK_PATH
 
 ENDED = (QueueState.APPLIED, QueueState.FAILED)

@@ -16,10 +16,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.engine.record import Status
-from app.webhooks import board_data
-from app.webhooks.board_session import SESSION_COOKIE, Signer
-from app.webhooks.board_settings import BoardSettings, board_settings
-from app.webhooks.board_web import Board, board_router
+from app.webhooks.board import data as board_data
+from app.webhooks.board.session import SESSION_COOKIE, Signer
+from app.webhooks.board.settings import BoardSettings, board_settings
+from app.webhooks.board.web import Board, board_router
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_env
 from tests.github.test_flows import REPO, World, example
@@ -262,9 +262,9 @@ def test_filters_and_the_selected_runs_picture(site: Site) -> None:
 
 def test_the_svg_picture_passes_the_pages_redactor_and_escapes_every_name() -> None:
     # SPEC W4: a stage name is a person's text; a token in it is masked, markup in it is text
-    from app.engine.validate import parse_graph
+    from app.engine.graph.validate import parse_graph
     from app.redact import Redactor
-    from app.webhooks.board_page import View, board_page
+    from app.webhooks.board.page import View, board_page
     from tests.helpers import edge, graph, node
 
     token = "ghp_" + "a" * 36
@@ -282,7 +282,7 @@ def test_the_svg_picture_passes_the_pages_redactor_and_escapes_every_name() -> N
 
 def test_the_session_cookie_is_signed_expires_and_is_secure_over_https(site: Site) -> None:
     signer = Signer(b"s" * 32)
-    from app.webhooks.board_session import Session
+    from app.webhooks.board.session import Session
 
     session = Session("alice", {42: [REPO]}, expires=2_000_000_000.0)
     sealed = signer.session_cookie(session)
@@ -308,15 +308,16 @@ def test_signing_in_again_refreshes_the_repositories_shown(site: Site) -> None:
 
 
 def test_the_readme_describes_the_board_as_it_is() -> None:
-    from app.webhooks import board_page, board_session
-    from app.webhooks import board_settings as configured
+    from app.webhooks.board import page as board_page
+    from app.webhooks.board import session as board_session
+    from app.webhooks.board import settings as configured
     from tests.helpers import ROOT
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
     for name in ("INTERLOCK_OAUTH_CLIENT_ID", "INTERLOCK_OAUTH_CLIENT_SECRET", "INTERLOCK_SESSION_SECRET",
                  "INTERLOCK_SERVICE_URL", "GITHUB_WEB_URL", "INTERLOCK_BOARD_CACHE_S"):  # fmt: skip
-        assert f"`{name}`" in section and name in (ROOT / "app/webhooks/board_settings.py").read_text()
+        assert f"`{name}`" in section and name in (ROOT / "app/webhooks/board/settings.py").read_text()
     assert "set the Callback URL to `<service>/board/callback`" in section
     assert f"{configured.SECRET_MIN} characters or more" in section
     assert "10 by default" in section and configured.DEFAULT_CACHE_S == 10
@@ -330,7 +331,7 @@ def test_the_readme_describes_the_board_as_it_is() -> None:
     assert "two API calls per repository" in section
     assert "a picture drawn on the server as SVG" in section and "its Mermaid source is folded below it" in section
     assert "the current stage highlighted" in section and "loops drawn as curves on the side" in section
-    from app.webhooks.board_web import COMMANDS
+    from app.webhooks.board.web import COMMANDS
 
     assert COMMANDS == {"pause": "stop", "resume": "resume", "retry": "retry", "cancel": "abandon"}
     ci = (ROOT / ".ci" / "run").read_text()  # the headless browser the board's tests drive is installed by CI itself

@@ -61,7 +61,7 @@ def test_buttons_after_a_permission_was_removed_are_refused_and_the_readme_says_
 ) -> None:
     # README "### Web board": "nobody without it sees the buttons" was not true for PERMISSION_TTL_S seconds;
     # the sentence now says so, and the action itself is refused at once.
-    from app.webhooks.board_data import PERMISSION_TTL_S
+    from app.webhooks.board.data import PERMISSION_TTL_S
     from tests.helpers import ROOT
 
     site.sign_in("alice")
@@ -91,7 +91,7 @@ def test_a_run_id_with_a_trailing_newline_is_refused_as_a_bad_run_not_looked_up(
 def test_a_service_url_with_a_path_is_refused_at_start() -> None:
     # The cookies are limited to /board and every redirect names /board: behind a path prefix
     # (https://host/interlock) the sign-in state cookie never came back, and every sign-in was refused with 403.
-    from app.webhooks.board_settings import board_settings
+    from app.webhooks.board.settings import board_settings
     from tests.helpers import ROOT
 
     on = {

@@ -1,4 +1,4 @@
-"""The delivery queue's contract (``app/webhooks/delivery_queue.py``), one suite for every backend (SPEC GH8).
+"""The delivery queue's contract (``app/webhooks/deliveries/durable.py``), one suite for every backend (SPEC GH8).
 
 Each test runs on every backend in ``BACKENDS``: the embedded SQLite file and Redis (a real redis-server, from
 ``tests/redis_server.py``; each test has its own key prefix). Time is injected (a ``clock``), so leases lapse and
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from app.webhooks.delivery_queue import DeliveryQueue, QueuedDelivery, QueueState
-from app.webhooks.redis_queue import RedisDeliveryQueue
-from app.webhooks.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
+from app.webhooks.deliveries.durable import DeliveryQueue, QueuedDelivery, QueueState
+from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
+from app.webhooks.deliveries.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 
 
 class Clock:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from app.webhooks.delivery_queue import QueueState
-from app.webhooks.redis_queue import RedisDeliveryQueue
+from app.webhooks.deliveries.durable import QueueState
+from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
 from tests.helpers import ROOT
 from tests.webhooks.conftest import SECRET, pem_key, signed
 

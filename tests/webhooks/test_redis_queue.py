@@ -15,8 +15,8 @@ from multiprocessing.synchronize import Barrier
 import pytest
 import redis
 
-from app.webhooks.delivery_queue import QueuedDelivery, QueueState, QueueUnavailable
-from app.webhooks.redis_queue import RedisDeliveryQueue
+from app.webhooks.deliveries.durable import QueuedDelivery, QueueState, QueueUnavailable
+from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
 from tests.redis_server import free_port
 
 SPAWN = multiprocessing.get_context("spawn")

@@ -14,12 +14,12 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
+from app.webhooks.deliveries.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 from app.webhooks.delivery import Delivery
-from app.webhooks.redis_queue import RedisDeliveryQueue
 from app.webhooks.router import Outcome, Router
 from app.webhooks.service import QUEUE_DOWN, WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
-from app.webhooks.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 from tests.helpers import ROOT
 from tests.redis_server import RedisServer, free_port, redis_available
 from tests.webhooks.conftest import signed
@@ -137,7 +137,10 @@ def test_the_readme_says_what_the_redis_queue_does() -> None:
     assert all(name in settings_source for name in ("INTERLOCK_REDIS_URL", "INTERLOCK_VISIBILITY_S"))
     assert "With `INTERLOCK_REDIS_URL` set" in text and "lapses after `INTERLOCK_VISIBILITY_S`" in text
     assert KEEP_APPLIED_S == 7 * 24 * 3600 and "Applied records are kept 7 days, without their bodies" in text
-    assert "not Redis Streams" in text and "XREADGROUP" not in (ROOT / "app/webhooks/redis_queue.py").read_text()
+    assert (
+        "not Redis Streams" in text
+        and "XREADGROUP" not in (ROOT / "app/webhooks/deliveries/redis_queue.py").read_text()
+    )
     assert '"--appendonly", "yes"' in (ROOT / "compose.yaml").read_text()
     assert "Run Redis with `appendonly yes`, as `compose.yaml` does" in text
     assert (SqliteDeliveryQueue.backend, RedisDeliveryQueue.backend) == ("sqlite", "redis")

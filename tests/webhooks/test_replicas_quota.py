@@ -24,8 +24,8 @@ import pytest
 import redis
 
 from app.github.throttle import CONTENT_PER_MINUTE, creates_content
-from app.webhooks.delivery_queue import QueueState
-from app.webhooks.redis_queue import RedisDeliveryQueue
+from app.webhooks.deliveries.durable import QueueState
+from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
 from tests.github.fake_github import FakeGitHub
 from tests.github.git_github import Loopback
 from tests.github.test_flows import example

@@ -17,12 +17,12 @@ import pytest
 import redis
 
 from app.github.client import GitHubApp
-from app.webhooks.delivery_queue import QueuedDelivery
+from app.webhooks.deliveries.durable import QueuedDelivery
+from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.deliveries.sweep import Sweeper
+from app.webhooks.deliveries.sweep_lock import PREFIX, Claim, ProcessLedger, ProcessLock, RedisLedger, redis_pieces
+from app.webhooks.deliveries.sweep_settings import SweepSettings
 from app.webhooks.settings import ServiceSettings
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
-from app.webhooks.sweep import Sweeper
-from app.webhooks.sweep_lock import PREFIX, Claim, ProcessLedger, ProcessLock, RedisLedger, redis_pieces
-from app.webhooks.sweep_settings import SweepSettings
 from tests.github.fake_github import FakeGitHub
 from tests.github.openapi import unknown_query
 from tests.redis_server import redis_url  # noqa: F401  (a fixture)

@@ -13,17 +13,17 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.webhooks.router import Router
-from app.webhooks.service import create_app
-from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_env
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
-from app.webhooks.sweep_settings import (
+from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.deliveries.sweep_settings import (
     DEFAULT_INTERVAL_S,
     DEFAULT_LOOKBACK,
     DEFAULT_MAX_PER_HOUR,
     MIN_INTERVAL_S,
     SweepSettings,
 )
+from app.webhooks.router import Router
+from app.webhooks.service import create_app
+from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_env
 from tests.github.fake_github import FakeGitHub
 from tests.helpers import ROOT
 from tests.webhooks.conftest import pem_key
@@ -124,5 +124,5 @@ def test_the_readme_says_what_the_sweep_does() -> None:
         "`interlock redeliver --since 1h` asks for the failed deliveries of that listing by hand, without the "
         "queue's check or the bound."
     ) in said
-    assert "failed_deliveries(app, window)" in ROOT.joinpath("app/cli.py").read_text()  # the sweep's listing
+    assert "failed_deliveries(app, window)" in ROOT.joinpath("app/cli/main.py").read_text()  # the sweep's listing
     assert '`interlock_queue_deliveries_total{kind="queued|applied|retried|deferred|failed|swept"}`' in said

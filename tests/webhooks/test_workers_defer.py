@@ -16,11 +16,11 @@ import pytest
 
 from app.github.client import GitHubError, RateLimited
 from app.github.throttle import ContentQuotaFull
+from app.webhooks.deliveries.durable import QueuedDelivery, QueueState
+from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
+from app.webhooks.deliveries.workers import Workers
 from app.webhooks.delivery import Delivery
-from app.webhooks.delivery_queue import QueuedDelivery, QueueState
 from app.webhooks.router import Outcome, Router
-from app.webhooks.sqlite_queue import SqliteDeliveryQueue
-from app.webhooks.workers import Workers
 
 REFUSALS = {
     "quota": ContentQuotaFull(40.0),

@@ -1,0 +1,1 @@
+"""Graph analysis: the model, validation, reachability, contracts, cost bounds, simulation and pictures. No I/O."""

@@ -1,0 +1,1 @@
+"""The run's check run, its buttons, and when the status comment is edited."""
