@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.helpers import ROOT
 from tests.redis_server import redis_url
 
 __all__ = ["redis_url"]
@@ -19,3 +20,20 @@ def githubkit_retries_at_once(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
     monkeypatch.setattr(githubkit.core, "time", SimpleNamespace(sleep=lambda _seconds: None))
     yield
+
+
+SLOW_S = 20.0  # a test slower than this is named in the Development page, with why (issue 29)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After ``--durations=10``'s slowest ten: every test over ``SLOW_S`` seconds that docs/development.md does
+    not name, so a slow test cannot creep into CI unseen. A line, not a failure: a loaded machine is no defect."""
+    reports = [report for key in ("passed", "failed") for report in terminalreporter.stats.get(key, [])]
+    slow = sorted({report.nodeid for report in reports if report.when == "call" and report.duration > SLOW_S})
+    page = ROOT / "docs" / "development.md"
+    named = page.read_text(encoding="utf-8") if page.exists() else ""
+    unnamed = [nodeid for nodeid in slow if nodeid.split("[")[0].split("::")[-1] not in named]
+    if unnamed:
+        terminalreporter.write_line(f"tests over {SLOW_S:g} s that docs/development.md does not name:")
+        for nodeid in unnamed:
+            terminalreporter.write_line(f"  {nodeid}")
