@@ -29,8 +29,10 @@ from app.webhooks.commands import CommandError, parse_command
 from app.webhooks.delivery import Delivery, at, issue_labels, login, number_at, text_at
 from app.webhooks.gate_reviews import answer_refused, review_commit
 from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
+from app.webhooks.mission_jobs import has_other_job
 from app.webhooks.router import Outcome, Router, default_router
-from app.webhooks.shell import BaseBranchMissing, GitHubRuns
+from app.webhooks.run_start import BaseBranchMissing
+from app.webhooks.shell import GitHubRuns
 from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
 from app.webhooks.teams.hold import command as team_command
 from app.webhooks.teams.hold import is_team_command, refuse_while_stopped, start_waiting
@@ -283,7 +285,7 @@ class Handlers:
         run_id, seq, stage = found.group("run"), int(found.group("seq")), found.group("stage")
         record_file = mission_path(run_id, seq, stage)
         conclusion = text_at(job, "conclusion") or "unknown"
-        if conclusion == "cancelled" and runs.has_other_job(found.group(0), text_at(job, "head_branch") or ""):
+        if conclusion == "cancelled" and has_other_job(runs, found.group(0), text_at(job, "head_branch") or ""):
             return Outcome.IGNORED  # the concurrency group cancelled a duplicate; the other job will report
         finished = when(text_at(job, "updated_at"))
 
