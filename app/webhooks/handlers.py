@@ -1,5 +1,8 @@
 """Webhook handlers, one per (event, action): read the fields they need, call the engine through the GitHub
-shell, and return an outcome. Each is thin; the rules live in the engine.
+shell, and return an outcome. Each is thin; the rules live in the engine. A handler whose path is long hands it
+to a module named by what it does: the trigger label's start (``app/webhooks/label_start.py``), a check run's
+buttons (``app/webhooks/checks/actions.py``), the board's issues and commands (``app/webhooks/board/``), the
+teams' queues, stops and requests (``app/webhooks/teams/``).
 
 https://docs.github.com/en/webhooks/webhook-events-and-payloads
 """
