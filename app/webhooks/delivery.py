@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 REPOSITORY = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}", re.ASCII)
@@ -120,3 +121,15 @@ def login(value: str | None) -> str | None:
 def issue_labels(delivery: Delivery) -> list[str]:
     """The names of the labels the delivery's issue carries."""
     return [text_at(item, "name") or "" for item in list_at(delivery.payload, "issue", "labels")]
+
+
+def when(value: Any) -> datetime:
+    """A payload timestamp; the time it happened is what a redelivery repeats, so it keys staleness. One
+    without a zone is UTC (GitHub's are), so that it compares with the record's times."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return datetime.now(UTC)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return datetime.now(UTC)

@@ -1,5 +1,8 @@
 """Webhook handlers, one per (event, action): read the fields they need, call the engine through the GitHub
-shell, and return an outcome. Each is thin; the rules live in the engine.
+shell, and return an outcome. Each is thin; the rules live in the engine. A handler whose path is long hands it
+to a module named by what it does: the trigger label's start (``app/webhooks/label_start.py``), a check run's
+buttons (``app/webhooks/checks/actions.py``), the board's issues and commands (``app/webhooks/board/``), the
+teams' queues, stops and requests (``app/webhooks/teams/``).
 
 https://docs.github.com/en/webhooks/webhook-events-and-payloads
 """
@@ -8,37 +11,33 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from app.engine import events as ev
-from app.engine.errors import EventRejected, GateRefused, RunNotFound, VersionConflict
-from app.engine.graph.model import Graph
+from app.engine.errors import EventRejected, GateRefused, RunNotFound
 from app.engine.record import MissionStatus, Run, UpstreamState
 from app.github.client import GitHubApp
-from app.github.config import CONFIG_PATH, ConfigInvalid, trigger_label_of
-from app.github.graphs import graph_label, repo_graph
-from app.github.teams import TeamSettings, TeamUnknown, choose_team, graph_folders, labelled_team
 from app.runner.outcomes import read_record, record_event
 from app.store.journal import mission_path
 from app.webhooks.board.closed import board_events
 from app.webhooks.board.commands import board_command, on_board_issue
 from app.webhooks.checks.actions import requested_action
 from app.webhooks.commands import CommandError, parse_command
-from app.webhooks.delivery import Delivery, at, issue_labels, login, number_at, text_at
+from app.webhooks.delivery import Delivery, at, issue_labels, login, number_at, text_at, when
 from app.webhooks.gate_reviews import answer_refused, review_commit
-from app.webhooks.issue_runs import apply_to_issue, issue_runs, run_id_for
+from app.webhooks.issue_runs import apply_to_issue, issue_runs
+from app.webhooks.label_start import start_issue, trigger_config
+from app.webhooks.mission_jobs import has_other_job
 from app.webhooks.router import Outcome, Router, default_router
-from app.webhooks.shell import BaseBranchMissing, GitHubRuns
+from app.webhooks.shell import GitHubRuns
 from app.webhooks.stored_graph import GRAPH_ERRORS, graph_refused
 from app.webhooks.teams.hold import command as team_command
 from app.webhooks.teams.hold import is_team_command, refuse_while_stopped, start_waiting
 from app.webhooks.teams.queue import leave, tell_places
 from app.webhooks.teams.requests import UPSTREAM_LINK, is_request, label_closed, own_marker, sibling, start_accepted
-from app.webhooks.teams.satellites import SatelliteUnreadable, satellite_closed
 from app.webhooks.teams.satellites import pull_closed as landed
-from app.webhooks.teams.start import may_start, settle_start
+from app.webhooks.teams.satellites import satellite_closed
 from app.webhooks.teams.supervision import supervise
 from app.webhooks.upgrade_command import upgrade_and_resume, upgrade_stage
 
@@ -48,18 +47,6 @@ RUN_BRANCH = re.compile(r"^interlock/(?P<run>[\w-][\w.-]{0,99})$", re.ASCII)
 JOB_TITLE = re.compile(
     r"interlock (?P<run>[\w-][\w.-]{0,99}) mission (?P<seq>\d{1,9}) \((?P<stage>[^\x00-\x1f\x7f/\\]+)\)", re.ASCII
 )
-
-
-def when(value: Any) -> datetime:
-    """A payload timestamp; the time it happened is what a redelivery repeats, so it keys staleness. One
-    without a zone is UTC (GitHub's are), so that it compares with the record's times."""
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return datetime.now(UTC)
-        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return datetime.now(UTC)
 
 
 class Handlers:
@@ -124,17 +111,13 @@ class Handlers:
 
     def issue_labeled(self, delivery: Delivery) -> Outcome:
         """SPEC GH1: the trigger label starts a run, if the labeller may; one live run per issue, and after each
-        run that ended a new one (``app/webhooks/issue_runs.py``)."""
+        run that ended a new one (``app/webhooks/issue_runs.py``, ``app/webhooks/label_start.py``)."""
         label = text_at(delivery.payload, "label", "name")
         if not label or delivery.installation_id is None:
             return Outcome.IGNORED
         issue = delivery.require_number("issue", "number")
         runs = self.runs(delivery)
-        try:
-            config = runs.config()
-        except ConfigInvalid as exc:  # still the service's 422, and the issue is told why nothing starts
-            self._refuse_config(runs, delivery, issue, label, exc)
-            raise
+        config = trigger_config(runs, delivery, issue, label)  # invalid: raised, the issue told why
         if label != config.trigger_label:
             return Outcome.IGNORED
         user = delivery.require_sender()
@@ -144,33 +127,7 @@ class Handlers:
             refusal = f"@{user} only people with {config.permission} permission can start an Interlock run."
             runs.api.comment(runs.repo, issue, f"{refusal} Nothing was started.")
             return Outcome.HANDLED
-        earlier = issue_runs(runs, issue)
-        held = next((run for run in earlier if delivery.delivery_id in run.applied), None)
-        if held is not None:  # the redelivery of a start: make sure all it did happened (SPEC GH8)
-            if held is earlier[-1]:  # a run a later one replaced owes nothing: the issue's labels are the new run's
-                runs.reconcile(held, runs.graph_of(held))
-                settle_start(runs, runs.team_of(held), issue, held)  # SPEC U5, H4: the queue and stop too
-            return Outcome.HANDLED
-        if earlier and runs.is_live(earlier[-1]):
-            return Outcome.IGNORED  # SPEC GH1: one live run per issue
-        chosen = self._team_and_graph(runs, delivery, issue)
-        if chosen is None:
-            return Outcome.HANDLED
-        team, graph = chosen
-        if not may_start(runs, delivery, issue, team, self.app_slug):
-            return Outcome.HANDLED  # SPEC U5, H4: queued, the issue told its place; nothing else is made
-        try:
-            run = self._start(runs, delivery, issue, graph, user, earlier, team)
-        except (BaseBranchMissing, SatelliteUnreadable) as exc:  # bad configuration: nothing was made yet
-            log.warning("refused %s: %s", delivery.describe(), exc)
-            fix = "Nothing was started; once that is done, redeliver this delivery or label the issue again."
-            self._say_once(runs, issue, delivery, f"Interlock cannot start: {exc}. {fix}")
-            return Outcome.IGNORED
-        except VersionConflict:  # SPEC GH1: a label delivered at the same time started the run first
-            log.info("ignored %s: another delivery started the issue's run first", delivery.describe())
-            return Outcome.IGNORED
-        settle_start(runs, team, issue, run)
-        return Outcome.HANDLED
+        return start_issue(runs, delivery, issue, user, self.app_slug)
 
     def _queue_moves(self, runs: GitHubRuns, run: Run) -> None:
         """SPEC U5: a run of a team with a limit ended, however it ended: the next waiting triggers start, by the
@@ -202,73 +159,6 @@ class Handlers:
                 left = True
         return Outcome.HANDLED if left else Outcome.IGNORED
 
-    def _team_and_graph(self, runs: GitHubRuns, delivery: Delivery, issue: int) -> tuple[TeamSettings, Graph] | None:
-        """The run's team and valid graph (issue 13, SPEC G6); ``None`` when it cannot start, the issue told why:
-        a ``team:`` label naming no team, or a graph missing or invalid."""
-        config, labels = runs.config(), issue_labels(delivery)
-        teams = runs.teams()
-        try:
-            named = labelled_team(teams, labels)
-        except TeamUnknown as exc:
-            runs.api.comment(runs.repo, issue, f"Interlock cannot start: {exc}. Nothing was started.")
-            return None
-        chosen = graph_label(labels, config, (named or teams[0]).default_graph)
-        folders = graph_folders(teams, labels)
-        graph, errors, holder = repo_graph(runs.api, runs.repo, runs.default_branch, chosen, folders, runs.library)
-        if graph is None or errors:
-            listed = "\n".join(f"- {error}" for error in errors) or f"- no graph named `{chosen}`"
-            runs.api.comment(runs.repo, issue, f"Interlock cannot start: graph `{chosen}` is not valid.\n\n{listed}")
-            return None
-        return choose_team(teams, labels, holder), graph
-
-    def _start(
-        self,
-        runs: GitHubRuns,
-        delivery: Delivery,
-        issue: int,
-        graph: Graph,
-        user: str,
-        earlier: list[Run],
-        team: TeamSettings,
-    ) -> Run:
-        """The issue's next run: `issue-N`, then after each run that ended a new id, branch and record; the
-        ended run's final label goes, so the issue shows the new run's state only."""
-        issue_data = at(delivery.payload, "issue") or {}
-        masked = runs.api.redactor.text  # the request is a person's text: masked where it enters (issue 11)
-        run = runs.start(
-            issue,
-            masked(text_at(issue_data, "title") or f"Issue #{issue}"),
-            masked(text_at(issue_data, "body") or ""),
-            graph,
-            key=delivery.delivery_id,
-            at=when(text_at(issue_data, "updated_at")),
-            by=user,
-            run_id=run_id_for(issue, ended=len(earlier)),
-            team=team,
-        )
-        if earlier:
-            runs.api.remove_label(runs.repo, issue, f"interlock:{earlier[-1].status.value}")
-        return run
-
-    def _refuse_config(self, runs: GitHubRuns, delivery: Delivery, issue: int, label: str, exc: ConfigInvalid) -> None:
-        """A trigger label on a repository whose configuration is refused (issue 13): every problem on the issue,
-        once per delivery. A file that is not even YAML names no trigger label: then nothing is said."""
-        if label != trigger_label_of(runs.api.file(runs.repo, CONFIG_PATH, runs.default_branch)):
-            return
-        listed = "\n".join(f"- {problem}" for problem in exc.problems)
-        fix = (
-            f"Nothing was started. Fix `{CONFIG_PATH}` on the default branch (`interlock config check --repo "
-            f"{runs.repo}` lists every problem), then label the issue again or redeliver this delivery."
-        )
-        self._say_once(
-            runs, issue, delivery, f"Interlock cannot start: the configuration is invalid.\n\n{listed}\n\n{fix}"
-        )
-
-    def _say_once(self, runs: GitHubRuns, issue: int, delivery: Delivery, text: str) -> None:
-        """A comment for a refused delivery, marked with its id: a redelivery that is refused again posts none."""
-        mark = f"<!-- interlock:refused delivery={delivery.delivery_id} -->"
-        runs.api.comment_once(runs.repo, issue, text, mark)
-
     def job_completed(self, delivery: Delivery) -> Outcome:
         """SPEC GH3: read the mission record the job stored; none means the mission did not end done."""
         job = at(delivery.payload, "workflow_run") or {}
@@ -283,7 +173,7 @@ class Handlers:
         run_id, seq, stage = found.group("run"), int(found.group("seq")), found.group("stage")
         record_file = mission_path(run_id, seq, stage)
         conclusion = text_at(job, "conclusion") or "unknown"
-        if conclusion == "cancelled" and runs.has_other_job(found.group(0), text_at(job, "head_branch") or ""):
+        if conclusion == "cancelled" and has_other_job(runs, found.group(0), text_at(job, "head_branch") or ""):
             return Outcome.IGNORED  # the concurrency group cancelled a duplicate; the other job will report
         finished = when(text_at(job, "updated_at"))
 

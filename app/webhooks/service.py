@@ -1,20 +1,8 @@
-"""The FastAPI service that receives GitHub's webhook deliveries (SPEC GH8).
+"""The FastAPI service that receives GitHub's webhook deliveries (SPEC GH8): the parts wired together.
 
-Order of work on a delivery, and why:
-1. a size limit (25 MB, GitHub's own cap) before reading — a flood of bytes costs nothing;
-2. the HMAC-SHA256 signature of the raw body, in constant time, before any parsing — 401 otherwise;
-3. the JSON body and the event headers — 400 when malformed;
-4. a delivery no handler needs a thread for (ignored, the App's own, an inline handler) is answered at once,
-   with its outcome, as before;
-5. any other is ``put`` in the durable delivery queue (``app/webhooks/deliveries/durable.py``; SQLite in the
-   data folder by default) and answered 202 ``queued`` — or 202 ``duplicate`` when the queue knew its id —
-   well within GitHub's 10 s, whatever the handler will take; the workers (``app/webhooks/deliveries/workers.py``)
-   apply it, one at a time per repository, retrying what failed and recording FAILED what was refused
-   (``MalformedDelivery``, an invalid configuration, a broken state file: the details once answered 400/422).
-   A queue that cannot be reached (Redis down) answers **503**: the delivery was not stored, GitHub records it
-   failed, and the sweep or ``interlock redeliver`` sends it again. 503 rather than a fallback for that one
-   delivery: a put into this replica's own file while the others keep to Redis would apply it beside the
-   repository's order, and a 503 loses nothing, as GitHub keeps every delivery it sent.
+What one POST goes through, and why in that order, is ``app/webhooks/receiver.py``: a delivery a handler needs a
+thread for is stored in the durable delivery queue (``app/webhooks/deliveries/durable.py``) and answered 202 well
+within GitHub's 10 s; the workers (``app/webhooks/deliveries/workers.py``) apply it.
 
 Which queue (``default_queue``): with ``INTERLOCK_REDIS_URL`` set, Redis, shared by every replica. If Redis does
 not answer when the service starts, it does not refuse to start (a delivery is never failed over Redis): it
@@ -28,76 +16,33 @@ https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webh
 
 from __future__ import annotations
 
-import json
 import logging
 import tempfile
-import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.github.client import GitHubApp
-from app.webhooks.deliveries.durable import DeliveryQueue, QueuedDelivery, QueueState, QueueUnavailable
+from app.webhooks.deliveries.durable import DeliveryQueue, QueueState, QueueUnavailable
 from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
 from app.webhooks.deliveries.sqlite_queue import SqliteDeliveryQueue
 from app.webhooks.deliveries.sweep import Sweeper, service_sweeper
-from app.webhooks.deliveries.workers import RETRY_BASE_S, Workers, refusal
-from app.webhooks.delivery import Delivery, MalformedDelivery
-from app.webhooks.metrics import UNVERIFIED, Metrics
-from app.webhooks.router import Outcome, Router
+from app.webhooks.deliveries.workers import RETRY_BASE_S, Workers
+from app.webhooks.metrics import Metrics
+from app.webhooks.receiver import QUEUE_DOWN, Receiver
+from app.webhooks.router import Router
 from app.webhooks.settings import ServiceSettings
-from app.webhooks.signature import signature_valid
 
 MAX_BODY = 25 * 1024 * 1024
 DEADLINE_S = 8.0  # a bound for waits inside a handler (app/github/throttle.py); no longer on the answer
 QUEUE_FILE = "queue.sqlite3"
-RECENT_DELIVERIES = 10_000
 WEBHOOK_PATH = "/api/github/webhooks"
-QUEUE_DOWN = "the delivery queue is unreachable; the delivery was not stored: redeliver it"
 
 log = logging.getLogger("interlock.webhooks")
-
-
-class RecentDeliveries:
-    """Delivery ids this replica completed, bounded: a quick answer to an immediate redelivery. The run
-    journal, keyed by the same ids, is what makes a redelivery change nothing across replicas."""
-
-    def __init__(self, capacity: int = RECENT_DELIVERIES) -> None:
-        self.capacity = capacity
-        self.ids: OrderedDict[str, None] = OrderedDict()
-
-    def __contains__(self, delivery_id: str) -> bool:
-        return delivery_id in self.ids
-
-    def add(self, delivery_id: str) -> None:
-        self.ids[delivery_id] = None
-        self.ids.move_to_end(delivery_id)
-        while len(self.ids) > self.capacity:
-            self.ids.popitem(last=False)
-
-
-class TooLarge(Exception):
-    pass
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise TooLarge
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def github_router(settings: ServiceSettings) -> Router:
@@ -167,20 +112,11 @@ def sweeper_for(
     return service_sweeper(settings.sweep, app, queue, settings.redis_url, lambda: metrics.count_queue("swept"))
 
 
-def create_app(
-    settings: ServiceSettings,
-    router: Router | None = None,
-    *,
-    max_body: int = MAX_BODY,
-    queue: DeliveryQueue | None = None,
-    retry_base_s: float = RETRY_BASE_S,
-    github: GitHubApp | None = None,
-) -> FastAPI:
-    routes = router or github_router(settings)
-    deliveries = queue if queue is not None else default_queue(settings)
-    metrics = Metrics(frozenset(event for event, _ in routes.handlers))
-    metrics.waiting = lambda: waiting(deliveries)
-    workers = Workers(
+def workers_for(
+    settings: ServiceSettings, deliveries: DeliveryQueue, routes: Router, metrics: Metrics, retry_base_s: float
+) -> Workers:
+    """The workers that apply the queued deliveries, as the settings say, counted in the metrics."""
+    return Workers(
         deliveries,
         routes,
         count=settings.workers,
@@ -189,7 +125,10 @@ def create_app(
         on_end=metrics.count_queue,
         retry_base_s=retry_base_s,
     )
-    sweeper = sweeper_for(settings, github, deliveries, metrics)
+
+
+def lifespan_of(workers: Workers, sweeper: Sweeper | None) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The service's lifespan: the workers and the sweep start with it and are stopped when it ends."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -201,8 +140,28 @@ def create_app(
             await run_in_threadpool(sweeper.stop)
         await run_in_threadpool(workers.stop)
 
+    return lifespan
+
+
+def create_app(
+    settings: ServiceSettings,
+    router: Router | None = None,
+    *,
+    max_body: int = MAX_BODY,
+    queue: DeliveryQueue | None = None,
+    retry_base_s: float = RETRY_BASE_S,
+    github: GitHubApp | None = None,
+) -> FastAPI:
+    """The service: the webhook endpoint (``app/webhooks/receiver.py``), the web board, ``/healthz`` and
+    ``/metrics``, over the delivery queue, its workers and the sweep."""
+    routes = router or github_router(settings)
+    deliveries = queue if queue is not None else default_queue(settings)
+    metrics = Metrics(frozenset(event for event, _ in routes.handlers))
+    metrics.waiting = lambda: waiting(deliveries)
+    workers = workers_for(settings, deliveries, routes, metrics, retry_base_s)
+    sweeper = sweeper_for(settings, github, deliveries, metrics)
+    lifespan = lifespan_of(workers, sweeper)
     app = FastAPI(title="Interlock", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    recent = RecentDeliveries()
     app.state.metrics = metrics
     app.state.router = routes
     app.state.queue = deliveries
@@ -211,73 +170,18 @@ def create_app(
     counts = deliveries.counts()
     if counts[QueueState.WAITING] or counts[QueueState.LEASED]:
         workers.start()  # without a lifespan (a TestClient used without ``with``) the restart still resumes
-
-    def answer(status: int, body: dict[str, Any], label: str, started: float) -> Response:
-        """The response, counted under ``label``: ``UNVERIFIED`` before the signature held, else the event's."""
-        metrics.observe(
-            label, str(body.get("outcome", body.get("error", status))), status, time.perf_counter() - started
-        )
-        return JSONResponse(body, status_code=status)
-
-    def enqueue(delivery: Delivery, body: bytes) -> bool:
-        key = delivery.repository or delivery.delivery_id
-        fresh = deliveries.put(QueuedDelivery(delivery.delivery_id, delivery.event, key, body))
-        if fresh:
-            metrics.count_queue("queued")
-        workers.notify()
-        return fresh
-
-    @app.post(WEBHOOK_PATH)
-    async def receive(request: Request) -> Response:
-        started = time.perf_counter()
-        event = request.headers.get("x-github-event", "")
-        try:
-            body = await read_body(request, max_body)
-        except TooLarge:
-            return answer(413, {"error": f"payload larger than {max_body:,} bytes"}, UNVERIFIED, started)
-        if not signature_valid(settings.webhook_secret, body, request.headers.get("x-hub-signature-256")):
-            return answer(401, {"error": "missing or invalid X-Hub-Signature-256"}, UNVERIFIED, started)
-        delivery_id = request.headers.get("x-github-delivery", "")
-        label = metrics.event_label(event)
-        if not event or not delivery_id:
-            return answer(400, {"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, label, started)
-        try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):
-            return answer(400, {"error": "the body is not JSON"}, label, started)
-        if not isinstance(payload, dict):
-            return answer(400, {"error": "the body is not a JSON object"}, label, started)
-        delivery = Delivery(event, delivery_id, payload)
-        if routes.needs_worker(delivery):
-            try:
-                fresh = await run_in_threadpool(enqueue, delivery, body)
-            except QueueUnavailable as error:  # not stored: GitHub records a failed delivery, redelivered later
-                log.error("could not queue %s, answered 503: %s", delivery.describe(), error)
-                return answer(503, {"delivery": delivery_id, "error": QUEUE_DOWN}, label, started)
-            outcome = "queued" if fresh else Outcome.DUPLICATE
-            return answer(202, {"delivery": delivery_id, "outcome": outcome}, label, started)
-        if delivery_id in recent:
-            return answer(200, {"delivery": delivery_id, "outcome": Outcome.DUPLICATE}, label, started)
-        return inline(delivery, label, started)
-
-    def inline(delivery: Delivery, label: str, started: float) -> Response:
-        """Ignored, own, or an inline handler: no I/O, answered at once with its outcome."""
-        try:
-            outcome = routes.dispatch(delivery)
-        except MalformedDelivery as exc:
-            refusal(delivery, exc)
-            error = {"delivery": delivery.delivery_id, "error": "malformed delivery", "detail": str(exc)}
-            return answer(400, error, label, started)
-        except Exception:
-            log.exception("failed on %s", delivery.describe())
-            return answer(500, {"delivery": delivery.delivery_id, "error": "handler failed; redeliver"}, label, started)
-        recent.add(delivery.delivery_id)
-        status = 202 if outcome in (Outcome.IGNORED, Outcome.OWN) else 200
-        return answer(status, {"delivery": delivery.delivery_id, "outcome": outcome}, label, started)
+    receiver = Receiver(settings.webhook_secret, routes, deliveries, workers, metrics, max_body)
+    app.add_api_route(WEBHOOK_PATH, receiver.receive, methods=["POST"])
 
     from app.webhooks.board.web import mount  # the web board, when OAuth is configured; else /board is 404
 
     mount(app, settings)
+    serve_health(app, deliveries, routes, metrics)
+    return app
+
+
+def serve_health(app: FastAPI, deliveries: DeliveryQueue, routes: Router, metrics: Metrics) -> None:
+    """``/healthz`` (the queue's backend and how many wait, the limiter's) and ``/metrics`` for Prometheus."""
 
     @app.get("/healthz")
     async def healthz() -> Response:
@@ -292,5 +196,3 @@ def create_app(
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:
         return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
-
-    return app

@@ -28,7 +28,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,12 +102,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
         problems.append("GITHUB_APP_ID (or GITHUB_APP_CLIENT_ID) is not set: the app's id from its settings page")
     key = _private_key(env, problems)
     secret = _webhook_secret(env, problems)
-    level = env.get("INTERLOCK_LOG_LEVEL", "info").lower()
-    if level not in LOG_LEVELS:
-        problems.append(f"INTERLOCK_LOG_LEVEL={level!r} is not one of {', '.join(LOG_LEVELS)}")
-    api_url = env.get("GITHUB_API_URL", DEFAULT_API_URL).rstrip("/")
-    if not api_url.startswith(("http://", "https://")):
-        problems.append(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
+    level = _log_level(env, problems)
+    api_url = _api_url(env, problems)
     board = board_settings(env, problems)
     workers = _number(env, "INTERLOCK_WORKERS", DEFAULT_WORKERS, problems)
     attempts = _number(env, "INTERLOCK_DELIVERY_ATTEMPTS", DEFAULT_ATTEMPTS, problems)
@@ -137,6 +133,20 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> ServiceSettings:
         replicas=replicas,
         sweep=sweep,
     )
+
+
+def _log_level(env: Mapping[str, str], problems: list[str]) -> str:
+    level = env.get("INTERLOCK_LOG_LEVEL", "info").lower()
+    if level not in LOG_LEVELS:
+        problems.append(f"INTERLOCK_LOG_LEVEL={level!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _api_url(env: Mapping[str, str], problems: list[str]) -> str:
+    api_url = env.get("GITHUB_API_URL", DEFAULT_API_URL).rstrip("/")
+    if not api_url.startswith(("http://", "https://")):
+        problems.append(f"GITHUB_API_URL={api_url!r} is not an http(s) URL")
+    return api_url
 
 
 def _number(env: Mapping[str, str], name: str, default: float, problems: list[str]) -> float:
@@ -175,32 +185,42 @@ def fleet_problems(redis_url: str | None, replicas: int) -> list[str]:
     return problems
 
 
-def _webhook_secret(env: Mapping[str, str], problems: list[str]) -> str:
-    secret = env.get("GITHUB_WEBHOOK_SECRET", "")
-    path = env.get("GITHUB_WEBHOOK_SECRET_PATH", "")
-    if not secret and path:
+def _text_or_file(
+    env: Mapping[str, str],
+    names: tuple[str, str],
+    limit: int,
+    problems: list[str],
+    tidy: Callable[[str], str] = lambda text: text,
+) -> str | None:
+    """The variable ``names[0]``, else the text of the file that ``names[1]`` names (as a container's secret is
+    mounted), ``tidy``-ed; "" when neither is set, None when that file cannot be read (the problem said)."""
+    text = env.get(names[0], "")
+    path = env.get(names[1], "")
+    if not text and path:
         try:
-            secret = read_input_text(Path(path), SECRET_LIMIT).strip()
-        except InputUnreadable as exc:
-            problems.append(f"GITHUB_WEBHOOK_SECRET_PATH={path!r} cannot be read: {exc.reason}")
-            return ""
-    if not secret:
+            text = tidy(read_input_text(Path(path), limit))
+        except InputUnreadable as exc:  # missing, a FIFO or a device, too large, not UTF-8
+            problems.append(f"{names[1]}={path!r} cannot be read: {exc.reason}")
+            return None
+    return text
+
+
+def _webhook_secret(env: Mapping[str, str], problems: list[str]) -> str:
+    secret = _text_or_file(
+        env, ("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_PATH"), SECRET_LIMIT, problems, str.strip
+    )
+    if secret == "":
         problems.append(
             "GITHUB_WEBHOOK_SECRET is not set (nor GITHUB_WEBHOOK_SECRET_PATH, a file holding it): the secret"
             " entered in the app's webhook settings"
         )
-    return secret
+    return secret or ""
 
 
 def _private_key(env: Mapping[str, str], problems: list[str]) -> str:
-    text = env.get("GITHUB_APP_PRIVATE_KEY", "")
-    path = env.get("GITHUB_APP_PRIVATE_KEY_PATH", "")
-    if not text and path:
-        try:
-            text = read_input_text(Path(path), KEY_LIMIT)
-        except InputUnreadable as exc:  # missing, a FIFO or a device, too large, not UTF-8
-            problems.append(f"GITHUB_APP_PRIVATE_KEY_PATH={path!r} cannot be read: {exc.reason}")
-            return ""
+    text = _text_or_file(env, ("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH"), KEY_LIMIT, problems)
+    if text is None:
+        return ""
     if not text:
         problems.append("GITHUB_APP_PRIVATE_KEY (PEM text) or GITHUB_APP_PRIVATE_KEY_PATH is not set")
         return ""

@@ -12,31 +12,17 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, assert_never
+from typing import TypedDict, Unpack, assert_never
 
+from app.engine import effects as fx
 from app.engine.anchor import settled
-from app.engine.effects import (
-    AskAdvisor,
-    AskDecision,
-    DispatchMission,
-    Effect,
-    EmitEvent,
-    Escalate,
-    FileRequest,
-    Finish,
-    OpenGate,
-    OpenPullRequest,
-    PostMessage,
-    ReadyPullRequest,
-)
-from app.engine.errors import InterlockError
 from app.engine.events import Event, Linked, Start
 from app.engine.graph.model import Graph
 from app.engine.owed import EVENTS_SENT, events_sent, owed_effects
 from app.engine.record import FINAL, Run
 from app.engine.team import Team
-from app.github.client import GitHubApp, GitHubError, Installation
-from app.github.config import CONFIG_PATH, RepoConfig
+from app.github.client import GitHubApp, Installation
+from app.github.config import RepoConfig
 from app.github.extends import load_config
 from app.github.installations import api_for, installation_for
 from app.github.lost_answer import since
@@ -54,7 +40,10 @@ from app.webhooks.checks.status_update import needs_comment
 from app.webhooks.issue_runs import replaced, run_id_for
 from app.webhooks.kept_config import CONFIG_CACHE as CONFIG_CACHE  # tests forget it as a restart would
 from app.webhooks.kept_config import KeptConfig
+from app.webhooks.mission_jobs import dispatch, job_of
 from app.webhooks.outbox import earlier_messages, owed_entries, owed_key
+from app.webhooks.run_pulls import link_open_pull, open_pull, ready_pull, request_review
+from app.webhooks.run_start import create_run_branch, starting_comment, team_terms
 from app.webhooks.teams import satellites
 from app.webhooks.teams.citations import refused_filing, start_terms
 from app.webhooks.teams.requests import file_request, follow_request
@@ -63,9 +52,14 @@ RUNNING_LABEL = "interlock:running"  # on the issue while its run is live; inter
 log = logging.getLogger("interlock.github")
 
 
-class BaseBranchMissing(InterlockError):
-    """The configured base branch does not exist: bad configuration, not a failure to reach GitHub. Raised
-    before anything is made, so the start is refused whole and the issue told how to fix it (issue 11, 6)."""
+class Given(TypedDict, total=False):
+    """What an event may come with besides the record (``GitHubRuns.apply`` and ``record``): ``files`` of the state
+    branch to save with it, ``also`` the files it needs, read with the record in the same call, and ``graph``
+    another version than the stored one, for an upgrade only (SPEC J7)."""
+
+    files: dict[str, bytes] | None
+    also: tuple[str, ...]
+    graph: Graph | None
 
 
 class GitHubRuns:
@@ -143,8 +137,8 @@ class GitHubRuns:
         for repo in team.satellites:  # asked anew at each start: an account may have installed the App again
             installation_for(self.app, repo, self.repo, self.installation, fresh=True)
         satellites.make_branches(self.api_of, team.satellites, branch)  # SPEC U7: a run branch in each
-        resumed = not self._create_run_branch(branch, config.base, title)
-        comment = self._starting_comment(issue, run_id, graph.name, look=resumed)
+        resumed = not create_run_branch(self.api, self.repo, branch, config.base, title)
+        comment = starting_comment(self.api, self.repo, issue, run_id, graph.name, look=resumed)
         event = Start(
             key=key,
             at=at,
@@ -154,13 +148,7 @@ class GitHubRuns:
             body=body,
             origin=f"{self.repo}#{issue}",
             branch=branch,
-            base=config.base,
-            policy=config.policy,
-            autopilot=team.autopilot,
-            separate_duties=team.separate_duties,  # SPEC H6
-            team="" if team.implicit else team.name,
-            satellites=tuple(team.satellites),
-            advisor=bool(config.advisor),
+            **team_terms(config, team),
             **start_terms(config, team, graph, self.repo),  # upstream, supervision (SPEC U3, U6)
             links={"issue": str(issue), "status_comment": str(comment)},
         )
@@ -168,68 +156,28 @@ class GitHubRuns:
         self.api.add_labels(self.repo, issue, [RUNNING_LABEL])
         return self.execute(started.run, graph, started.effects)
 
-    def _create_run_branch(self, branch: str, base: str, title: str) -> bool:
-        """Make the run branch; ``False`` when it exists already: a start whose delivery failed after making
-        it, before the run was saved (the caller found no run), made it, and the redelivery goes on there."""
-        head = self.api.ref(self.repo, base)
-        if head is None:
-            raise BaseBranchMissing(
-                f"the base branch `{base}` does not exist in {self.repo}: create it, or set `base:` in {CONFIG_PATH}"
-            )
-        tree = self.api.commit_tree(self.repo, head)
-        start = self.api.commit(self.repo, f"interlock: start {branch}\n\n{title}", tree, [head])
-        try:
-            self.api.create_ref(self.repo, branch, start)
-        except GitHubError as exc:
-            if exc.status == 422 and self.api.ref(self.repo, branch) is not None:
-                return False
-            raise
-        return True
-
-    def _starting_comment(self, issue: int, run_id: str, graph: str, look: bool) -> int:
-        """The comment that becomes the run's status comment; when ``look``ing (a failed start redelivered),
-        the one that start may have posted already, so that it is not posted twice."""
-        text = f"Interlock is starting run `{run_id}`"
-        if look:
-            found = [c["id"] for c in self.api.issue_comments(self.repo, issue) if c["body"].startswith(text)]
-            if found:
-                return int(found[-1])
-        return self.api.comment(self.repo, issue, f"{text} on `{graph}`…")
-
     def graph_of(self, run: Run) -> Graph:
         """The run's graph, stored beside it at start (``RunDriver.graph_of``)."""
         return self.driver.graph_of(run)
 
-    def apply(
-        self,
-        run_id: str,
-        make: Callable[[Run], Event],
-        files: dict[str, bytes] | None = None,
-        also: tuple[str, ...] = (),
-        graph: Graph | None = None,
-    ) -> Run:
-        """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2). ``also`` names files
-        of the state branch the event needs, read with the record in the same call; ``graph``: another version
-        than the stored one, for an upgrade only (SPEC J7)."""
-        applied = self.record(run_id, make, files, also, graph)
+    def apply(self, run_id: str, make: Callable[[Run], Event], **given: Unpack[Given]) -> Run:
+        """One event with compare-and-swap; on a conflict re-read and re-apply (SPEC J2); ``given``: what
+        ``Given`` says."""
+        applied = self.record(run_id, make, **given)
         if not applied.new:  # already applied: a redelivery; make sure its effects happened (SPEC GH8)
             if replaced(self, applied.run):  # a later run of the issue owns its labels and state now
                 return applied.run
             return self.reconcile(applied.run, applied.graph, applied.key)
         return self.execute(applied.run, applied.graph, applied.effects)
 
-    def record(
-        self,
-        run_id: str,
-        make: Callable[[Run], Event],
-        files: dict[str, bytes] | None = None,
-        also: tuple[str, ...] = (),
-        graph: Graph | None = None,
-    ) -> Applied:
+    def record(self, run_id: str, make: Callable[[Run], Event], **given: Unpack[Given]) -> Applied:
         """The transition saved, effects not yet carried out."""
-        return self.driver.apply(run_id, make, graph, files, load=lambda rid: self._load(rid, also))
+        also = given.get("also", ())
+        return self.driver.apply(
+            run_id, make, given.get("graph"), given.get("files"), load=lambda rid: self._load(rid, also)
+        )
 
-    def execute(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
+    def execute(self, run: Run, graph: Graph, effects: list[fx.Effect]) -> Run:
         """Carry out the effects in order, then edit the status comment once. A failure stops here: the
         delivery fails, GitHub redelivers it, and ``reconcile`` carries out what is still owed."""
         jobs: dict[int, str] = {}
@@ -241,31 +189,31 @@ class GitHubRuns:
         follow_request(self, run)  # a run on a request issue: its label, and the run that waits on it (SPEC U3)
         return run
 
-    def _carry_out(self, run: Run, effect: Effect, jobs: dict[int, str]) -> Run:
+    def _carry_out(self, run: Run, effect: fx.Effect, jobs: dict[int, str]) -> Run:
         """One effect on GitHub; the run as it is after (a pull request or a sent event is linked to it)."""
         issue = int(run.links.get("issue", "0"))
         mark = effect_mark(run, effect)
         match effect:
-            case DispatchMission() | AskDecision() | AskAdvisor():
-                capability = effect.capability if isinstance(effect, DispatchMission) else "default"
-                url = self._dispatch(run, effect.seq, capability)
+            case fx.DispatchMission() | fx.AskDecision() | fx.AskAdvisor():
+                capability = effect.capability if isinstance(effect, fx.DispatchMission) else "default"
+                url = dispatch(self, run, effect.seq, capability)
                 if url:
                     jobs[effect.seq] = url
-            case OpenPullRequest():
-                run = satellites.open_pulls(self, self._open_pull(run, draft=True), draft=True)
-            case ReadyPullRequest():
-                run = satellites.open_pulls(self, self._ready_pull(run), draft=False)
-            case OpenGate():
-                self._request_review(run)
-            case PostMessage(text=text) | Escalate(decision=text):
+            case fx.OpenPullRequest():
+                run = satellites.open_pulls(self, open_pull(self, run, draft=True), draft=True)
+            case fx.ReadyPullRequest():
+                run = satellites.open_pulls(self, ready_pull(self, run), draft=False)
+            case fx.OpenGate():
+                request_review(self, run)
+            case fx.PostMessage(text=text) | fx.Escalate(decision=text):
                 if mark and issue:
                     self.api.comment(self.repo, issue, f"{text}\n\n{mark}")
-            case FileRequest():
+            case fx.FileRequest():
                 run = self._file_request(run, effect, issue, mark or "")
-            case EmitEvent():
+            case fx.EmitEvent():
                 self.api.repository_dispatch(self.repo, effect.name, {"run": run.id, "stage": effect.stage})
                 run = self._record_event_sent(run)
-            case Finish():
+            case fx.Finish():
                 if issue:
                     self.api.remove_label(self.repo, issue, RUNNING_LABEL)
                     self.api.add_labels(self.repo, issue, [f"interlock:{effect.status.value}"])
@@ -319,101 +267,49 @@ class GitHubRuns:
             self.api.add_labels(self.repo, seen.issue, [RUNNING_LABEL])
         self._edit_status(run, graph, jobs, seen)
 
-    def _shows_done(self, run: Run, effect: Effect, seen: Seen, jobs: dict[int, str]) -> tuple[bool, Run]:
+    def _shows_done(self, run: Run, effect: fx.Effect, seen: Seen, jobs: dict[int, str]) -> tuple[bool, Run]:
         """Whether GitHub (for a graph event: the record) shows ``effect`` carried out. An open pull request
         of the run's branch that the record does not know yet is linked to the run on the way."""
         match effect:
-            case DispatchMission() | AskDecision() | AskAdvisor():
-                found, url = self._job_of(run, effect.seq)
+            case fx.DispatchMission() | fx.AskDecision() | fx.AskAdvisor():
+                found, url = job_of(self, run, effect.seq)
                 if url:
                     jobs[effect.seq] = url  # the status comment keeps the link to the job's log
                 return found, run
-            case OpenPullRequest():  # a satellite without a pull request is asked again: its answer may be lost
-                run = self._link_open_pull(run)
+            case fx.OpenPullRequest():  # a satellite without a pull request is asked again: its answer may be lost
+                run = link_open_pull(self, run)
                 return "pr" in run.links and not satellites.unlinked(run), run
-            case ReadyPullRequest():
-                run = self._link_open_pull(run)
+            case fx.ReadyPullRequest():
+                run = link_open_pull(self, run)
                 pull = self.api.pull(self.repo, int(run.links["pr"])) if "pr" in run.links else None
                 ready = pull is not None and (not pull["draft"] or pull["state"] != "open")
                 return ready and not satellites.unlinked(run), run
-            case OpenGate():
+            case fx.OpenGate():
                 wanted = set(self.team_of(run).gatekeepers)
                 if not wanted or "pr" not in run.links:
                     return True, run
                 return wanted <= self.api.reviewers_asked(self.repo, int(run.links["pr"])), run
-            case Finish():
+            case fx.Finish():
                 labels = seen.labels()
                 return RUNNING_LABEL not in labels and f"interlock:{effect.status.value}" in labels, run
-            case EmitEvent():
+            case fx.EmitEvent():
                 return False, run  # owed only while the record does not say it was sent
-            case PostMessage() | Escalate() | FileRequest():
+            case fx.PostMessage() | fx.Escalate() | fx.FileRequest():
                 mark = effect_mark(run, effect)
                 return mark is None or not seen.issue or seen.posted(mark), run
             case _:
                 assert_never(effect)
 
-    def _exact(self, run: Run, effect: Effect) -> Effect:
+    def _exact(self, run: Run, effect: fx.Effect) -> fx.Effect:
         """The effect with its exact words where the journal keeps them: the decision file as it was saved
         (with the git state the engine cannot read again)."""
-        if isinstance(effect, Escalate):
+        if isinstance(effect, fx.Escalate):
             stored = self.store.read(decision_path(run.id))
             if stored is not None:
-                return Escalate(effect.reason, effect.status, stored.decode("utf-8", errors="replace"))
+                return fx.Escalate(effect.reason, effect.status, stored.decode("utf-8", errors="replace"))
         return effect
 
-    def has_other_job(self, title: str, branch: str) -> bool:
-        """Whether more than one dispatched job carries this title (a duplicate the concurrency group cancelled)."""
-        return sum(t == title for t in self.api.dispatched_titles(self.repo, branch)) > 1
-
-    def _job_of(self, run: Run, seq: int) -> tuple[bool, str | None]:
-        """Whether the mission has a job among the branch's dispatched runs, and the link to its log."""
-        title = f"interlock {run.id} mission {seq} "
-        found = [job.id for job in self.api.dispatched_runs(self.repo, run.branch) if job.title.startswith(title)]
-        return bool(found), (self._job_url(found[0]) if found and found[0] is not None else None)
-
-    def _job_url(self, workflow_run: int) -> str:
-        return f"{self.api.web}/{self.repo}/actions/runs/{workflow_run}"
-
-    def _dispatch(self, run: Run, seq: int, capability: str) -> str | None:
-        """A ``workflow_dispatch`` of the mission workflow on the run branch (SPEC GH3), on the capability's
-        runners. The workflow that runs is the base branch's: the job that pushes refuses any agent commit
-        that touches ``.github/workflows/`` (``app/runner/job.py``)."""
-        summary = run.mission(seq)
-        stage = summary.stage if summary else run.stage
-        inputs = {"run": run.id, "mission": str(seq), "stage": stage, "runner": self.team_of(run).runs_on(capability)}
-        workflow_run = self.api.dispatch(self.repo, self.config().workflow, run.branch, inputs)
-        return self._job_url(workflow_run) if workflow_run else None
-
-    def _open_pull(self, run: Run, draft: bool) -> Run:
-        if "pr" in run.links:
-            return run
-        title = f"{run.request.title} (Interlock run {run.id})"
-        body = f"Run `{run.id}` for #{run.links.get('issue', '?')}. Merging is a person's decision."
-        return self._link_pull(run, self.api.create_pull(self.repo, run.branch, run.base, title, body, draft))
-
-    def _link_open_pull(self, run: Run) -> Run:
-        """The run branch's open pull request linked to the run, when the record does not know it yet (it was
-        opened, and the save that links it failed)."""
-        if "pr" in run.links:
-            return run
-        found = self.api.open_pull(self.repo, run.branch)
-        return self._link_pull(run, found) if found else run
-
-    def _link_pull(self, run: Run, pull: dict[str, Any]) -> Run:
-        links = {"pr": str(pull["number"]), "pr_node": pull["node_id"]}
-        return self.record(run.id, lambda r: Linked(key=f"{r.id}/pr", at=r.updated_at, links=links)).run
-
-    def _ready_pull(self, run: Run) -> Run:
-        if "pr" not in run.links:
-            return self._open_pull(run, draft=False)
-        self.api.mark_ready(run.links["pr_node"])
-        return run
-
-    def _request_review(self, run: Run) -> None:
-        if "pr" in run.links:
-            self.api.request_reviewers(self.repo, int(run.links["pr"]), self.team_of(run).gatekeepers)
-
-    def _file_request(self, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
+    def _file_request(self, run: Run, effect: fx.FileRequest, issue: int, mark: str) -> Run:
         if (refused := refused_filing(self, run, effect, issue, mark)) is not None:  # SPEC U6: cites nothing real
             return refused
         return file_request(self, run, effect, issue, mark)  # SPEC U3, U4: app/webhooks/teams/requests.py

@@ -17,8 +17,9 @@ from fastapi.testclient import TestClient
 from app.webhooks.deliveries.redis_queue import RedisDeliveryQueue
 from app.webhooks.deliveries.sqlite_queue import KEEP_APPLIED_S, SqliteDeliveryQueue
 from app.webhooks.delivery import Delivery
+from app.webhooks.receiver import QUEUE_DOWN
 from app.webhooks.router import Outcome, Router
-from app.webhooks.service import QUEUE_DOWN, WEBHOOK_PATH, create_app
+from app.webhooks.service import WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
 from tests.helpers import ROOT
 from tests.redis_server import RedisServer, free_port, redis_available

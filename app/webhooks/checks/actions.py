@@ -35,19 +35,11 @@ def requested_action(
     this App is ignored; a clicker without the permission, or a button the run does not offer now, is told so on
     the run's issue, and nothing changes. ``moved`` is what follows a comment command's transition (a run that
     ended lets its team's queue move)."""
-    check = at(delivery.payload, "check_run") or {}
-    run_id = text_at(check, "external_id") or ""
+    found = _checked_run(delivery, runs_of, app_id)
+    if found is None:
+        return Outcome.IGNORED
+    runs, run_id, run = found
     identifier = text_at(delivery.payload, "requested_action", "identifier") or ""
-    app = number_at(check, "app", "id")
-    if delivery.installation_id is None or text_at(check, "name") != CHECK_NAME or not run_id:
-        return Outcome.IGNORED
-    if app is not None and app_id.isdigit() and app != int(app_id):
-        return Outcome.IGNORED  # another App's check of the same name
-    runs = runs_of(delivery)
-    run = runs.store.find(run_id)
-    if run is None or (text_at(check, "check_suite", "head_branch") or run.branch) != run.branch:
-        log.warning("ignored %s: check run %s is not a run's", delivery.describe(), text_at(check, "id"))
-        return Outcome.IGNORED
     user = delivery.require_sender()
     say = _teller(runs, int(run.links.get("issue") or 0), user)
     if not runs.config().allows(runs.api.permission(runs.repo, user)):
@@ -67,6 +59,27 @@ def requested_action(
         return Outcome.HANDLED
     moved(runs, after)
     return Outcome.HANDLED
+
+
+def _checked_run(
+    delivery: Delivery, runs_of: Callable[[Delivery], GitHubRuns], app_id: str
+) -> tuple[GitHubRuns, str, Run] | None:
+    """The run whose ``Interlock`` check of this App was clicked, with its repository's runs and the id the check
+    names; ``None`` for any other check run (another App's of the same name, one naming no run, or a run on
+    another branch)."""
+    check = at(delivery.payload, "check_run") or {}
+    run_id = text_at(check, "external_id") or ""
+    app = number_at(check, "app", "id")
+    if delivery.installation_id is None or text_at(check, "name") != CHECK_NAME or not run_id:
+        return None
+    if app is not None and app_id.isdigit() and app != int(app_id):
+        return None  # another App's check of the same name
+    runs = runs_of(delivery)
+    run = runs.store.find(run_id)
+    if run is None or (text_at(check, "check_suite", "head_branch") or run.branch) != run.branch:
+        log.warning("ignored %s: check run %s is not a run's", delivery.describe(), text_at(check, "id"))
+        return None
+    return runs, run_id, run
 
 
 def _teller(runs: GitHubRuns, issue: int, user: str) -> Callable[[str], None]:

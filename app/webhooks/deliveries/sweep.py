@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import assert_never
 
@@ -60,29 +60,20 @@ class SweepReport:
     swept: list[str] = field(default_factory=list)  # GitHub was asked for one more attempt
 
 
+@dataclass(eq=False, repr=False)
 class Sweeper:
     """One replica's sweeper; ``sweep`` once, or ``start`` a thread that ``tick``s every interval."""
 
-    def __init__(
-        self,
-        app: Installation,
-        queue: DeliveryQueue,
-        settings: SweepSettings,
-        *,
-        lock: SweepLock,
-        ledger: SweepLedger,
-        on_swept: Callable[[], None] = lambda: None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.app = app
-        self.queue = queue
-        self.settings = settings
-        self.lock = lock
-        self.ledger = ledger
-        self.on_swept = on_swept  # the metrics' ``swept`` counter
-        self.clock = clock
-        self.stopping = threading.Event()
-        self.thread: threading.Thread | None = None
+    app: Installation
+    queue: DeliveryQueue
+    settings: SweepSettings
+    _: KW_ONLY
+    lock: SweepLock
+    ledger: SweepLedger
+    on_swept: Callable[[], None] = lambda: None  # the metrics' ``swept`` counter
+    clock: Callable[[], float] = time.time
+    stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    thread: threading.Thread | None = field(default=None, init=False)
 
     def sweep(self) -> SweepReport | None:
         """One sweep, or None when another replica swept within this interval; errors raise, the lock let go."""

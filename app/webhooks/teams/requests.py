@@ -171,6 +171,12 @@ def file_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, ma
         except Exception:  # a transport error (a timeout): the same
             release_filing(runs, claimed)
             raise
+    return _filed(runs, run, effect, issue, mark)
+
+
+def _filed(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int, mark: str) -> Run:
+    """The filed request in the waiting run's record, if it waits without its id yet (SPEC V6), and said on the
+    run's issue with the effect's mark, so that a redelivery finds it was filed."""
     team, link = run.links.get(AUTO_LINK), run.links[UPSTREAM_LINK]
     if run.upstream is not None and run.upstream.id is None:  # SPEC V6: the run waits with its request's id
         state = UpstreamState.ACCEPTED if team else UpstreamState.OPEN
