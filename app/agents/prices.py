@@ -35,8 +35,8 @@ class ModelPrice(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, description="US dollars per million input tokens")
+    output: float = Field(ge=0, description="US dollars per million output tokens")
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,25 @@ MAX_TOKENS_BOUND = 1_000_000  # tokens: more than any model writes in one answer
 class Role(StrictModel):
     """An agent template: what it may do (capabilities, tools) and who does it (agent, model)."""
 
-    name: str = Field(min_length=1)
-    capabilities: list[str] = Field(default_factory=list)
-    full_authority: bool = Field(False, alias="fullAuthority")
-    system_prompt: str = Field("", alias="systemPrompt")
-    tools: list[str] = Field(default_factory=list)
-    deliverables: list[str] = Field(default_factory=list)
-    agent: str | None = None
-    model: str | None = None
+    name: str = Field(min_length=1, description="the role's name, unique in its team")
+    capabilities: list[str] = Field(default_factory=list, description="the nodes' capabilities this role carries")
+    full_authority: bool = Field(
+        False, alias="fullAuthority", description="takes every step no other role carries; one role a team at most"
+    )
+    system_prompt: str = Field("", alias="systemPrompt", description="opens each prompt of this role's missions")
+    tools: list[str] = Field(
+        default_factory=list,
+        description="the agent's tool whitelist (a tool not listed is not offered); none: the agent's defaults",
+    )
+    deliverables: list[str] = Field(default_factory=list, description="what the role hands over (recorded)")
+    agent: str | None = Field(None, description="the agent spec that does this role's missions")
+    model: str | None = Field(None, description="the model the agent is asked to use")
     # The longest answer, in tokens, an HTTP agent (`openai:`, `anthropic:`) may write for this role; unset:
     # app.agents.base.DEFAULT_MAX_TOKENS. A small model's context needs a small bound (issue 17); above
     # MAX_TOKENS_BOUND no model answers, so such a bound is a typo, refused (issue 28).
-    max_tokens: int | None = Field(None, alias="maxTokens", ge=1, le=MAX_TOKENS_BOUND)
+    max_tokens: int | None = Field(
+        None, alias="maxTokens", ge=1, le=MAX_TOKENS_BOUND, description="the longest answer an HTTP agent may write"
+    )
 
 
 class Team(StrictModel):

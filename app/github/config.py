@@ -59,19 +59,27 @@ class ConfigInvalid(InterlockError):
 class RepoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    trigger_label: str = "feature-request"
-    graph_label_prefix: str = "graph:"
-    permission: str = Field("write", pattern="^(write|maintain|admin)$")
-    base: str = "develop"
-    default_graph: str = "feature"
-    graphsets: list[str] = Field(default_factory=lambda: [".github/interlock/graphs"])
-    workflow: str = "interlock.yml"
-    gatekeepers: list[str] = Field(default_factory=list)
-    autopilot: bool = False
+    trigger_label: str = Field("feature-request", description="the issue label that starts a run")
+    graph_label_prefix: str = Field("graph:", description="a label `<prefix><name>` on the issue picks the graph")
+    permission: str = Field(
+        "write",
+        pattern="^(write|maintain|admin)$",
+        description="the least repository permission that may start and steer runs: write, maintain or admin",
+    )
+    base: str = Field("develop", description="the branch run branches start from and pull requests go to")
+    default_graph: str = Field("feature", description="the graph of a run whose issue names none")
+    graphsets: list[str] = Field(
+        default_factory=lambda: [".github/interlock/graphs"],
+        description="folders of graph files in the repository, searched before the bundled library; "
+        "default `[.github/interlock/graphs]`",
+    )
+    workflow: str = Field("interlock.yml", description="the file in .github/workflows each mission is dispatched to")
+    gatekeepers: list[str] = Field(default_factory=list, description="the people asked to review at a gate")
+    autopilot: bool = Field(False, description="gates pass on their own, recorded as autopilot (SPEC H4)")
     concurrency: int | None = Field(
         None, ge=1, description="runs at once of a repository without `teams:` (SPEC U5); left out, no limit"
     )
-    policy: Policy | None = None
+    policy: Policy | None = Field(None, description="run budgets, in place of the graph's own policy (SPEC P1)")
     advisor: str | None = Field(
         None,
         min_length=1,

@@ -53,7 +53,9 @@ class TeamConfig(BaseModel):
     roles: list[Role] = Field(default_factory=list, description="the roster; a mapping of name to role, or a list")
     gatekeepers: list[str] | None = Field(None, description="reviewers asked at the team's gates")
     graphsets: list[str] | None = Field(None, description="folders of graph files the team attaches to (SPEC U2)")
-    default_graph: str | None = Field(None, alias="defaultGraph", min_length=1)
+    default_graph: str | None = Field(
+        None, alias="defaultGraph", min_length=1, description="the team's graph for a run that names none"
+    )
     auto_accept: bool = Field(
         False, alias="autoAccept", description="start accepted requests on defaultGraph without a person (SPEC U4)"
     )

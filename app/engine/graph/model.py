@@ -73,10 +73,14 @@ class Edge(StrictModel):
 class Policy(StrictModel):
     """Run budgets charged before every call (SPEC P1). ``None`` means unlimited."""
 
-    max_attempts: int | None = Field(None, alias="maxAttempts", ge=1)
-    max_calls: int | None = Field(None, alias="maxCalls", ge=1)
-    max_units: float | None = Field(None, alias="maxUnits", gt=0)
-    max_cost_usd: float | None = Field(None, alias="maxCostUsd", gt=0)
+    max_attempts: int | None = Field(None, alias="maxAttempts", ge=1, description="missions the run may dispatch")
+    max_calls: int | None = Field(None, alias="maxCalls", ge=1, description="model calls the run may make")
+    max_units: float | None = Field(
+        None, alias="maxUnits", gt=0, description="cost units the run may spend (`unitCosts` says what a call costs)"
+    )
+    max_cost_usd: float | None = Field(
+        None, alias="maxCostUsd", gt=0, description="US dollars the run may spend, from the prices of its models"
+    )
     unit_costs: dict[str, float] = Field(
         default_factory=dict,
         alias="unitCosts",
