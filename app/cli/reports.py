@@ -40,6 +40,11 @@ if TYPE_CHECKING:  # loaded when a report runs, not when the command line starts
 Reported = Annotated[
     Path, typer.Option("--repo", help="The git repository (default: the current folder), or OWNER/NAME on GitHub.")
 ]
+DrawOpt = Annotated[bool, typer.Option("--draw", help="Add the graph picture.")]
+RoutingOpt = Annotated[bool, typer.Option("--routing", help="Every routing line, from the journal.")]
+VerifyJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+EXIT_DIVERGED = 1
+EXIT_CANNOT_CHECK = 2
 TOKENS = ("GITHUB_TOKEN", "GH_TOKEN")
 # a repository's web or clone address, as people paste it (typer's Path has already folded `//` to `/`)
 ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*:/+|git@)[^/:]+[/:](?P<name>[\w.-]+/[\w.-]+?)(?:\.git)?/?$", re.I)
@@ -50,11 +55,6 @@ NO_CREDENTIALS = (
     "no GitHub credentials: set the App's (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY, as for the service) "
     "or a token (GITHUB_TOKEN or GH_TOKEN) that can read the repository"
 )
-DrawOpt = Annotated[bool, typer.Option("--draw", help="Add the graph picture.")]
-RoutingOpt = Annotated[bool, typer.Option("--routing", help="Every routing line, from the journal.")]
-EXIT_DIVERGED = 1
-EXIT_CANNOT_CHECK = 2
-VerifyJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 def register(cli: typer.Typer) -> None:
