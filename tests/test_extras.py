@@ -12,7 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from app.cli.extras import INSTALL_SERVICE, SERVICE_MODULES
+from app.cli.common import INSTALL_SERVICE, SERVICE_MODULES
 from tests.core_install import closure, core_only_command, project, service_only_modules
 from tests.helpers import ROOT
 

@@ -21,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.runs import Repo, refuse
+from app.cli.common import Repo, refuse
 
 MAX_DAYS = 36500  # as ``archive_after_days`` allows: a century
 RemoteOpt = Annotated[
@@ -50,7 +50,7 @@ def archive_days(repo: Path, older_than: int | None) -> int:
     return config.archive_after_days
 
 
-def register_archive(cli: typer.Typer) -> None:
+def register(cli: typer.Typer) -> None:
     @cli.command("archive")
     def archive_command(
         run_id: Annotated[str | None, typer.Argument(metavar="[RUN]")] = None,

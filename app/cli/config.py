@@ -8,20 +8,15 @@ graph has an error, 2 when the file or the repository cannot be read at all.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from app.cli.doctor import REPOSITORY_NAME, render
+from app.cli.common import EXIT_INVALID, app_installation, render
 from app.engine.errors import InterlockError
 from app.engine.findings import Finding, FindingCode, has_errors, warning
 
-if TYPE_CHECKING:  # loaded by the check when it runs, not when the command line starts (app/cli/main.py)
-    from app.github.client import GitHubApp, Installation
-
-EXIT_INVALID = 1
 CONFIG_PATH = ".github/interlock.yml"  # app.github.config's, named here for the help without loading it
 
 
@@ -100,37 +95,6 @@ def _local(path: Path, repo: str | None) -> list[Finding]:
         fix = "add --repo OWNER/NAME (the repository the file is for) and the App's credentials to follow it"
         found.insert(1, warning(FindingCode.REPO_CONFIG, subject, message, fix))
     return found
-
-
-def app_installation(repo: str) -> Installation:
-    """The App's installation on ``repo``, from its credentials in the environment (as ``doctor --github``)."""
-    app, installation = _installed(repo)
-    return app.installation(installation["id"])
-
-
-def app_slug_on(repo: str) -> str | None:
-    """The slug of the App whose credentials are in the environment, as its installation on ``repo`` names it: its
-    bot is ``<slug>[bot]`` (``interlock verify`` reads only the App's own anchors, SPEC J6)."""
-    _, installation = _installed(repo)
-    slug = installation.get("app_slug")
-    return str(slug) if slug else None
-
-
-def _installed(repo: str) -> tuple[GitHubApp, dict[str, Any]]:
-    from app.github.client import GitHubApp
-    from app.webhooks.settings import SettingsError, settings_from_env
-
-    if not REPOSITORY_NAME.match(repo):
-        raise InterlockError(f"--repo takes OWNER/NAME, not {repo!r}")
-    try:  # the webhook secret does not matter to API calls
-        settings = settings_from_env({**os.environ, "GITHUB_WEBHOOK_SECRET": "-"})
-    except SettingsError as exc:
-        raise InterlockError("; ".join(exc.problems)) from None
-    app = GitHubApp(settings.app_identity())
-    installation = app.as_app().repo_installation(repo)
-    if installation is None or not isinstance(installation.get("id"), int):
-        raise InterlockError(f"the App is not installed on {repo} (or it does not exist): install it, then check again")
-    return app, installation
 
 
 def _github(repo: str) -> list[Finding]:

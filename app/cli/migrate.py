@@ -14,10 +14,10 @@ from typing import Annotated
 
 import typer
 
-from app.cli.runs import Repo, refuse
+from app.cli.common import Repo, refuse
 
 
-def register_migrate(cli: typer.Typer) -> None:
+def register(cli: typer.Typer) -> None:
     @cli.command("migrate")
     def migrate_command(
         run_id: Annotated[str | None, typer.Argument(metavar="[RUN]")] = None,

@@ -1,25 +1,24 @@
-"""``interlock simulate`` and ``interlock validate --cost``: what a graph does and costs, with no model (SPEC G7).
+"""``interlock simulate``: what a graph does and costs, with no model (SPEC G7).
 
-Why a module of its own: the command line's main module is shared by every command; this one only reads
-arguments, calls the engine (``app.engine.graph.simulate``, ``app.engine.graph.cost_bound``) and prints what it returns.
+It only reads arguments, calls the engine (``app.engine.graph.simulate``, ``app.engine.graph.cost_bound``) and prints
+what it returns: a stage answers the verdicts given for it in turn, then PASS; a gate is approved or stops the walk.
 """
 
 from __future__ import annotations
 
 import json
 from enum import StrEnum
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from app.cli.common import GraphArg, refuse
 
 if TYPE_CHECKING:  # the engine is loaded when a command runs, not when the command line starts (app/cli/main.py)
     from app.engine.graph.model import Graph
     from app.engine.graph.simulate import Simulation
-    from app.graphset import FileReport
 
 EXIT_NOT_FINISHED = 1
-EXIT_USAGE = 2
 
 
 class GateAnswer(StrEnum):
@@ -28,11 +27,11 @@ class GateAnswer(StrEnum):
 
 
 def register(cli: typer.Typer) -> None:
-    cli.command(name="simulate")(simulate_command)
+    cli.command("simulate")(simulate_command)
 
 
 def simulate_command(
-    graph_path: Annotated[Path, typer.Argument(metavar="GRAPH", help="Graph file.")],
+    graph_path: GraphArg,
     verdicts: Annotated[
         list[str] | None,
         typer.Option("--verdicts", help="A stage's verdicts in turn: stage=FAIL,FAIL,PASS (repeat per stage)."),
@@ -72,12 +71,12 @@ def parse_verdicts(graph: Graph, specs: list[str]) -> dict[str, list[str]]:
         stage = stage.strip()
         words = [word.strip() for word in listed.split(",")]
         if not sep or not stage or not all(words):
-            _usage_error(f"--verdicts takes stage=VERDICT,VERDICT…; cannot read {spec!r}")
+            refuse(f"--verdicts takes stage=VERDICT,VERDICT…; cannot read {spec!r}")
         if not graph.has_stage(stage):
             stages = ", ".join(node.stage for node in graph.nodes)
-            _usage_error(f"graph {graph.name!r} has no stage {stage!r}; stages: {stages}")
+            refuse(f"graph {graph.name!r} has no stage {stage!r}; stages: {stages}")
         if stage in script:
-            _usage_error(f"stage {stage!r} is given --verdicts twice: give its verdicts in one list")
+            refuse(f"stage {stage!r} is given --verdicts twice: give its verdicts in one list")
         script[stage] = [_label(graph, stage, word) for word in words]
     return script
 
@@ -90,7 +89,7 @@ def _label(graph: Graph, stage: str, word: str) -> str:
         return word
     spelled = next((label for label in allowed if label.casefold() == word.casefold()), None)
     if spelled is None:
-        _usage_error(f"stage {stage!r} cannot answer {word!r}: its verdicts are {', '.join(allowed)}")
+        refuse(f"stage {stage!r} cannot answer {word!r}: its verdicts are {', '.join(allowed)}")
     return spelled
 
 
@@ -158,27 +157,3 @@ def simulation_json(graph: Graph, result: Simulation) -> dict[str, Any]:
             },
         },
     }
-
-
-def cost_json(report: FileReport) -> dict[str, Any]:
-    """A file's report with its cost (``null`` for an invalid graph): ``validate --cost --json``."""
-    from app.engine.graph.cost_bound import cost_bound
-
-    graph = report.validation.graph
-    return {**report.to_json(), "cost": None if graph is None else cost_bound(graph).to_json()}
-
-
-def print_costs(reports: list[FileReport]) -> None:
-    """Each valid graph's worst case and cheapest path: ``validate --cost``."""
-    from app.engine.graph.cost_bound import cost_bound
-
-    for report in reports:
-        graph = report.validation.graph
-        if graph is not None:
-            typer.echo(f"{report.path} ({graph.name}):")
-            typer.echo("\n".join(f"  {line}" for line in cost_bound(graph).lines()))
-
-
-def _usage_error(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_USAGE)

@@ -30,7 +30,7 @@ class GitHubStateReader(GitHubStore):
         try:
             run = super().load(run_id, (graph_path(run_id), *also))
         except ValidationError as exc:
-            if exc.title != Run.__name__:  # the API's answer, not the record (app/cli/remote.py says so)
+            if exc.title != Run.__name__:  # the API's answer, not the record (app/cli/reports.py says so)
                 raise
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"]) or "the file"

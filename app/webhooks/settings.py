@@ -226,7 +226,7 @@ def _private_key(env: Mapping[str, str], problems: list[str]) -> str:
         return ""
     text = text.replace("\\n", "\n")  # keys passed through one-line environment variables
     # here, not at the top: App-less mode reads this module's constants in a core install, without the service
-    # extra that brings cryptography (app/cli/extras.py)
+    # extra that brings cryptography (app/cli/common.py)
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     try:

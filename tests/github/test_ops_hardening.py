@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.cli.remote import HEADER_REFUSED, NOT_THE_API
+from app.cli.reports import HEADER_REFUSED, NOT_THE_API
 from app.github import usage
 from app.webhooks.api_metrics import ApiMetrics
 from app.webhooks.router import Outcome

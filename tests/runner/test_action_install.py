@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.cli.extras import INSTALL_SERVICE
+from app.cli.common import INSTALL_SERVICE
 from tests.core_install import project
 from tests.helpers import ROOT
 from tests.runner.test_action import ACTION, WORK_STEP, load, step_script

@@ -124,5 +124,5 @@ def test_the_readme_says_what_the_sweep_does() -> None:
         "`interlock redeliver --since 1h` asks for the failed deliveries of that listing by hand, without the "
         "queue's check or the bound."
     ) in said
-    assert "failed_deliveries(app, window)" in ROOT.joinpath("app/cli/main.py").read_text()  # the sweep's listing
+    assert "failed_deliveries(app, window)" in ROOT.joinpath("app/cli/service.py").read_text()  # the sweep's listing
     assert '`interlock_queue_deliveries_total{kind="queued|applied|retried|deferred|failed|swept"}`' in said

@@ -1,0 +1,83 @@
+"""The shape of ``app/cli/`` (issue 29): one module per command group, each registering its commands on the one
+typer app that ``app/cli/main.py`` builds, and no command module importing another.
+
+Why a test and not a convention: the command modules grew into a chain (the main module imported the runs
+module, which imported the remote reports, which imported the configuration check, which imported the doctor),
+so a change to one command's helper could break a command three modules away. What two command modules both
+need lives in ``app/cli/common.py``, the one module a command module may import from the package; every import
+counts, wherever it stands (at the top, inside a function, or under ``TYPE_CHECKING``). The sizes keep each
+module and function readable at one sitting.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import ROOT
+
+CLI = ROOT / "app" / "cli"
+PACKAGE = "app.cli"
+ASSEMBLER = "main"  # builds the app and calls each module's register: it alone imports the command modules
+SHARED = "common"  # what the commands share: option types, helpers, the mapping of errors to exit codes
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 40
+
+
+def siblings_imported(path: Path) -> set[str]:
+    """The modules of ``app/cli/`` that ``path`` imports, by their names (``runs`` for ``app.cli.runs``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = PACKAGE if node.level else (node.module or "")
+            if node.level and node.module:
+                base = f"{PACKAGE}.{node.module}"
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == PACKAGE.split(".") and len(parts) > 2 and (CLI / f"{parts[2]}.py").exists():
+                found.add(parts[2])
+    return found - {path.stem}
+
+
+def command_modules() -> list[Path]:
+    return [path for path in sorted(CLI.glob("*.py")) if path.stem not in ("__init__", ASSEMBLER, SHARED)]
+
+
+def test_no_command_module_imports_a_sibling_but_common() -> None:
+    assert len(command_modules()) >= 8
+    wrong = {path.stem: sorted(siblings_imported(path) - {SHARED}) for path in command_modules()}
+    assert {name: found for name, found in wrong.items() if found} == {}
+
+
+def test_common_imports_no_command_module() -> None:
+    assert sorted(siblings_imported(CLI / f"{SHARED}.py")) == []
+
+
+def test_every_command_module_registers_its_commands_from_main() -> None:
+    main = ast.parse((CLI / f"{ASSEMBLER}.py").read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(main) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    for path in command_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        assert "register" in top, f"{path.name} has no register(cli)"
+        assert path.stem in imported, f"app/cli/main.py does not import {path.stem}"
+
+
+def test_no_module_or_function_is_too_long() -> None:
+    long_modules, long_functions = [], []
+    for path in sorted(CLI.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            long_modules.append(path.name)
+        for node in ast.walk(ast.parse(text)):  # a nested function counts on its own
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{path.name}:{node.lineno} {node.name} ({size} lines)")
+    assert long_modules == []
+    assert long_functions == []
