@@ -65,6 +65,9 @@ class RestCalls:
         headers: dict[str, str] | None = None,
         missing_ok: bool = False,
     ) -> Any:
+        """The answer as plain JSON (the bytes for ``RAW``, ``{}`` for none); ``None`` for a 404 when ``missing_ok``.
+        A refusal is raised as ``GitHubError``: ``RateLimited`` for a rate limit its retries outlasted,
+        ``RefConflict`` for a fast-forward refused."""
         try:
             response = self.github.request(method, url, json=json, params=params, headers=headers)
         except RateLimitExceeded as exc:
