@@ -7,7 +7,8 @@ the run's state requires of the world: the job it awaits, the gate's pull reques
 message, the ready pull request and the end message, the question, the request filed upstream, the
 escalation's decision and the outcome of the decision a person just made, the labels of its end, and the
 graph event (and autopilot note) of the hop that brought it where it is. The shell checks each against the
-world and carries out those missing, once.
+world and carries out those missing, once. Each is built by ``app/engine/state_effects.py``, the code the
+transition emitted it with, so what is owed is what was meant.
 
 Everything a transition emits is owed by the record it saved (a property test checks it), except words
 the record does not keep: who merged or abandoned a run (the status comment says it), and the one-off note
