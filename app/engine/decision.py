@@ -32,45 +32,47 @@ class Option:
 def decision_options(run: Run, graph: Graph) -> list[Option]:
     """The choices of SPEC E3, with the CLI command and the issue comment that make each."""
     stage = run.stage
-    options = [
-        Option(
-            "resume",
-            f"interlock resume {run.id}",
-            "/interlock resume",
-            f"re-enter `{stage}` with visit budgets re-armed",
-        )
-    ]
-    for other in (node.stage for node in graph.nodes if node.stage != stage):
-        options.append(
-            Option(
-                f"resume at {other}",
-                f"interlock resume {run.id} --at {other}",
-                f"/interlock resume at {other}",
-                f"re-enter the graph at `{other}`",
-            )
-        )
+    options = _resume_options(run, graph)
     refused = refused_hop(run)
     options += route_options(run, graph, stage, refused is not None)
     if refused is not None:
         options += route_options(run, graph, refused.stage, False, at=True)
-    options += raise_options(run)
-    options.append(
+    return [*options, *raise_options(run), *_ending_options(run)]
+
+
+def _resume_options(run: Run, graph: Graph) -> list[Option]:
+    """Resume where the run stopped, or at any other stage of the graph."""
+    stage = run.stage
+    here = Option(
+        "resume", f"interlock resume {run.id}", "/interlock resume", f"re-enter `{stage}` with visit budgets re-armed"
+    )
+    return [here] + [
+        Option(
+            f"resume at {other}",
+            f"interlock resume {run.id} --at {other}",
+            f"/interlock resume at {other}",
+            f"re-enter the graph at `{other}`",
+        )
+        for other in (node.stage for node in graph.nodes if node.stage != stage)
+    ]
+
+
+def _ending_options(run: Run) -> list[Option]:
+    """End the run by hand: deliver what the branch has, or abandon it."""
+    return [
         Option(
             "deliver",
             f"interlock deliver {run.id}",
             "/interlock deliver",
             "go to the end: mark the pull request ready for a person to review and merge",
-        )
-    )
-    options.append(
+        ),
         Option(
             "abandon",
             f"interlock abandon {run.id}",
             "/interlock abandon",
             "cancel the run; the branch stays for reference",
-        )
-    )
-    return options
+        ),
+    ]
 
 
 def route_options(run: Run, graph: Graph, stage: str, unrun: bool, at: bool = False) -> list[Option]:
@@ -129,50 +131,68 @@ def refusal_text(run: Run, comment: bool = False) -> str:
     )
 
 
+# The stops whose advice depends on no fact beyond their code: (option name, why).
+ADVICE_BY_CODE: dict[ReasonCode, tuple[str, str]] = {
+    ReasonCode.MISSION_FAILED: (
+        "resume",
+        "the mission ended abnormally; a fresh attempt is the cheapest way to learn if it was transient",
+    ),
+    ReasonCode.UPSTREAM_REJECTED: ("abandon", "the upstream project refused the request this run depends on"),
+    ReasonCode.UPSTREAM_CYCLE: (
+        "abandon",
+        "the request would come back to a team waiting in its own chain: do the work here",
+    ),
+    ReasonCode.UPSTREAM_UNFILEABLE: (
+        "resume",
+        "GitHub refused the request's issue; once the App can file it there, resume to ask again",
+    ),
+    ReasonCode.UPSTREAM_NOT_ALLOWED: (
+        "resume",
+        "the request named a repository outside `upstream:`; resuming re-runs the stage (amend it)",
+    ),
+}
+SPENT = (ReasonCode.ATTEMPT_BUDGET_EXHAUSTED, ReasonCode.CALL_BUDGET_EXHAUSTED, ReasonCode.COST_BUDGET_EXHAUSTED)
+
+
 def recommend(run: Run, graph: Graph, git: GitState | None) -> tuple[str, str]:
     """(option name, why) by rules: the cheapest choice that the facts support. The branch has work only when
     it changes files against its base: its commits count for nothing when they net to no change, and every
     run branch starts with an empty commit."""
     code = run.reason.code if run.reason else None
-    last = run.missions[-1] if run.missions else None
     if git.conflicting() if git is not None else bool(run.conflicts):
         return "resume", "the run branch conflicts with its base: resolve the conflicts, then resume"
-    if code is ReasonCode.MISSION_FAILED:
-        return (
-            "resume",
-            "the mission ended abnormally; a fresh attempt is the cheapest way to learn if it was transient",
-        )
+    if code in ADVICE_BY_CODE:
+        return ADVICE_BY_CODE[code]
     if code in (ReasonCode.UNROUTABLE_VERDICT, ReasonCode.INVALID_SELECTION):
         hinted = _label_mentioned(run, graph)
         if hinted:
             return f"route {hinted}", f"the last answer names `{hinted}`, which this stage can route"
         return "resume", "no usable verdict was given; re-run the stage"
     if code is ReasonCode.VISIT_BUDGET_EXHAUSTED:
-        passed = last is not None and (last.verdict or "").upper() == PASS
-        if passed and git is not None and git.has_work():
-            return "deliver", "the last judgement passed and the branch changes files: let a person review it"
-        if passed and git is not None:
-            return "resume", "the last judgement passed, but the branch changes no file: there is nothing to deliver"
-        return "resume", "the loop did not converge; read the judges' findings, amend if needed, then resume"
-    if code in (
-        ReasonCode.ATTEMPT_BUDGET_EXHAUSTED,
-        ReasonCode.CALL_BUDGET_EXHAUSTED,
-        ReasonCode.COST_BUDGET_EXHAUSTED,
-    ):
-        if run.ledger.accepted == 0:
-            return "abandon", "the budget was spent and no result was ever accepted"
-        if raise_options(run):
-            return RAISE, "results were accepted along the way; a raise goes on where it stopped, paying nothing twice"
-        return "resume", "results were accepted along the way; resuming re-arms the budget"
-    if code is ReasonCode.UPSTREAM_REJECTED:
-        return "abandon", "the upstream project refused the request this run depends on"
-    if code is ReasonCode.UPSTREAM_CYCLE:
-        return "abandon", "the request would come back to a team waiting in its own chain: do the work here"
-    if code is ReasonCode.UPSTREAM_UNFILEABLE:
-        return "resume", "GitHub refused the request's issue; once the App can file it there, resume to ask again"
-    if code is ReasonCode.UPSTREAM_NOT_ALLOWED:
-        return "resume", "the request named a repository outside `upstream:`; resuming re-runs the stage (amend it)"
+        return _after_visits(run, git)
+    if code in SPENT:
+        return _after_spending(run)
     return "resume", "the run was stopped on purpose and can continue as it was"
+
+
+def _after_visits(run: Run, git: GitState | None) -> tuple[str, str]:
+    """A loop ran out of visits: deliver when its last judgement passed on a branch with work, else resume."""
+    last = run.missions[-1] if run.missions else None
+    passed = last is not None and (last.verdict or "").upper() == PASS
+    if passed and git is not None and git.has_work():
+        return "deliver", "the last judgement passed and the branch changes files: let a person review it"
+    if passed and git is not None:
+        return "resume", "the last judgement passed, but the branch changes no file: there is nothing to deliver"
+    return "resume", "the loop did not converge; read the judges' findings, amend if needed, then resume"
+
+
+def _after_spending(run: Run) -> tuple[str, str]:
+    """A budget was spent: abandon a run that never had a result accepted, else raise or resume."""
+    if run.ledger.accepted == 0:
+        return "abandon", "the budget was spent and no result was ever accepted"
+    if raise_options(run):
+        return RAISE, "results were accepted along the way; a raise goes on where it stopped, paying nothing twice"
+    return "resume", "results were accepted along the way; resuming re-arms the budget"
 
 
 def raise_options(run: Run) -> list[Option]:

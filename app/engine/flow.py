@@ -1,74 +1,39 @@
-"""How a run moves through its graph: entering nodes, dispatching missions, routing results, gates, stops.
+"""How a run moves through its graph: entering nodes, dispatching missions and calls, charging them, following
+edges, reaching the end, escalating and stopping. Where a finished mission's verdict takes the run (reserved
+verdicts, re-asks, gates, upstream requests) is ``app/engine/routing.py``.
 
 These helpers work on a ``Transition`` (``app/engine/transition.py``): the record being built plus the
-effects collected so far.
+effects collected so far; the effects of the states they enter are built by ``app/engine/state_effects.py``.
 """
 
 from __future__ import annotations
 
+from app.engine import effects as fx
+from app.engine import state_effects
 from app.engine.basecheck import base_conflict
 from app.engine.budget import CATEGORY_OF, add_accepted, add_charge, add_usage, charge_for, refusal
-from app.engine.citation import citation_note, cited
-from app.engine.context import add_note, cut_utf8
+from app.engine.context import add_note
 from app.engine.decision import render_decision
 from app.engine.decisions import open_decision
-from app.engine.effects import (
-    AskAdvisor,
-    AskDecision,
-    DispatchMission,
-    EmitEvent,
-    Escalate,
-    FileRequest,
-    Finish,
-    MessageKind,
-    OpenGate,
-    OpenPullRequest,
-    PostMessage,
-    PromptParts,
-    ReadyPullRequest,
-)
-from app.engine.graph.contract import RESERVED_TEXT, ContractKind, verdict_contract
-from app.engine.graph.model import END, NEEDS_INPUT, NEEDS_UPSTREAM, PASS, Edge
-from app.engine.messages import (
-    END_TEXT,
-    advisor_question,
-    autopilot_text,
-    decision_prompt,
-    gate_text,
-    question_text,
-    stopped_text,
-    upstream_text,
-)
+from app.engine.graph.model import END, PASS, Edge
 from app.engine.raises import HeldCall, cut_detail
 from app.engine.record import (
     HOP_WINDOW,
     MISSION_WINDOW,
-    QUESTIONS_BYTES,
-    Gate,
     Hop,
     MissionKind,
     MissionSummary,
     Reason,
     ReasonCode,
     Status,
-    Upstream,
     Usage,
     Waiting,
 )
 from app.engine.transition import Transition
-from app.engine.verdict import (
-    Routing,
-    reask_note,
-    request_block,
-    route_verdict,
-    upstream_allowed,
-    without_verdict,
-)
 
 RECAP_HOPS = 12
 SUPERVISION_END_TEXT = "The supervision run reached the end of its graph: it is done, nothing waits for a merge."
 NOT_MISSIONS = (MissionKind.DECIDE, MissionKind.ADVISOR)
-UNWORDED = frozenset({ContractKind.SELECTION, ContractKind.CHECK})  # contracts a worker's prompt does not carry
 NO_USAGE = Usage()  # what a mission in flight has used, shared: a record is never changed once built
 
 
@@ -114,36 +79,10 @@ def dispatch(t: Transition, kind: MissionKind, *, note: str = "", session_id: st
     seq = charge(t, kind, node.capability, detail=note, session_id=session_id)
     if seq is None:
         return
-    terms = verdict_contract(t.graph, node.stage)
-    contract = "" if terms.kind in UNWORDED else terms.text
-    parts = PromptParts(
-        run_id=run.id,
-        stage=node.stage,
-        capability=node.capability,
-        visit=run.visits.get(node.stage, 0),
-        seq=seq,
-        kind=kind,
-        extra_prompt=node.extra_prompt,
-        context_data=t.run.context,
-        contract=contract,
-        reserved=RESERVED_TEXT,
-        note=note,
-    )
     key = f"{run.id}/mission/{seq}"
-    t.run.waiting = Waiting(seq=seq, kind=kind, stage=node.stage, key=key, session_id=session_id)
+    waiting = t.run.waiting = Waiting(seq=seq, kind=kind, stage=node.stage, key=key, session_id=session_id)
     t.run.status = Status.RUNNING
-    t.emit(
-        DispatchMission(
-            seq=seq,
-            stage=node.stage,
-            capability=node.capability,
-            kind=kind,
-            prompt=parts,
-            key=key,
-            check=node.check,
-            session_id=session_id,
-        )
-    )
+    t.emit(state_effects.mission_effect(run, t.graph, waiting, note))
 
 
 def charge(
@@ -196,90 +135,6 @@ def count_accepted(t: Transition, kind: MissionKind) -> None:
     add_accepted(*t.ledger_line(CATEGORY_OF[kind]))
 
 
-def route_result(t: Transition, waiting: Waiting, verdict: str | None, answer: str) -> None:
-    """Act on a finished mission's verdict: reserved verdicts, re-ask, gate, or the edge (SPEC V5, V6, H1)."""
-    routing = route_verdict(t.graph, waiting.stage, verdict)
-    if routing.reserved == NEEDS_INPUT:
-        accept(t, waiting, NEEDS_INPUT)
-        t.run.status = Status.AWAITING_INPUT
-        t.run.waiting = None
-        t.run.questions = questions_of(answer, waiting.seq)
-        # the questions as the record keeps them
-        t.emit(PostMessage(MessageKind.QUESTION, question_text(waiting.stage, t.run.questions)))
-        return
-    if routing.reserved == NEEDS_UPSTREAM and request_block(answer) is not None:
-        if t.run.supervision and uncited(t, waiting, answer):
-            return
-        accept(t, waiting, NEEDS_UPSTREAM)
-        file_upstream(t, answer)
-        return
-    if routing.edge is None:
-        reask_or_escalate(t, waiting, verdict)
-        return
-    accept(t, waiting, routing.verdict or PASS)
-    node = t.graph.node(waiting.stage)
-    if node.human_gate and not t.run.autopilot:
-        open_gate(t, routing, waiting.seq)
-        return
-    if node.human_gate:
-        t.emit(PostMessage(MessageKind.AUTOPILOT, autopilot_text(node.stage, routing.verdict or PASS)))
-        t.add_line(f"gate of {node.stage} passed by autopilot")
-    follow(t, routing.edge)
-
-
-def uncited(t: Transition, waiting: Waiting, answer: str) -> bool:
-    """SPEC U6: a supervision run's request that cites no finding in a checkable form is not filed. It is asked
-    again once (costing no visit, like a malformed verdict); asked twice, the run escalates. Whether it was
-    refused."""
-    block = request_block(answer)
-    problem = cited(block[2]).problem() if block is not None else None
-    if problem is None:
-        return False
-    settle(t, waiting.seq, verdict=NEEDS_UPSTREAM)
-    if t.run.reasked:
-        message = f"stage {waiting.stage!r} asked twice to file a request that {problem}; nothing was filed"
-        escalate(t, ReasonCode.CITATION_MISSING, message)
-        return True
-    t.run.waiting = None
-    dispatch(t, MissionKind.REASK, note=citation_note(problem))
-    t.run.reasked = True
-    return True
-
-
-def questions_of(answer: str, seq: int) -> str:
-    """What a NEEDS_INPUT answer asks, kept in the record so every view can show it in full (SPEC V6);
-    bounded (J5): a longer answer is cut, and the whole of it stays in its mission record (C5)."""
-    text = without_verdict(answer) or "(the answer asked for input but wrote no question)"
-    raw = text.encode("utf-8")
-    if len(raw) <= QUESTIONS_BYTES:
-        return text
-    return cut_utf8(raw, QUESTIONS_BYTES) + f"\n[… cut by Interlock: the full text is in mission record #{seq} …]"
-
-
-def accept(t: Transition, waiting: Waiting, verdict: str) -> None:
-    settle(t, waiting.seq, verdict=verdict)
-    count_accepted(t, waiting.kind)
-    t.run.waiting = None
-    t.run.reasked = False
-
-
-def reask_or_escalate(t: Transition, waiting: Waiting, verdict: str | None) -> None:
-    """One re-ask, costing no visit (SPEC V5, B3); still unroutable, the run escalates (E1)."""
-    settle(t, waiting.seq, verdict=verdict)
-    labels = t.graph.labels(waiting.stage)
-    if t.run.reasked:
-        shown = f"{verdict!r}" if verdict else "no verdict"
-        escalate(
-            t,
-            ReasonCode.UNROUTABLE_VERDICT,
-            f"stage {waiting.stage!r} answered {shown} twice; it can route {', '.join(labels) or 'nothing'}",
-        )
-        return
-    t.run.waiting = None
-    dispatch(t, MissionKind.REASK, note=reask_note(labels))
-    t.run.reasked = True
-
-
 def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> None:
     """Follow an edge, emit the node's event on PASS, honour a stop at mission return (SPEC J4).
 
@@ -295,7 +150,7 @@ def follow(t: Transition, edge: Edge, by: str = "engine", commit: str = "") -> N
     t.add_line(f"VERDICT: {edge.verdict} → {edge.target}")
     node = t.graph.find(stage)
     if node is not None and node.event and edge.verdict.upper() == PASS:
-        t.emit(EmitEvent(node.event, stage))
+        t.emit(fx.EmitEvent(node.event, stage))
     if t.run.stop_requested:
         t.run.stage = edge.target
         interrupt(t)
@@ -312,42 +167,6 @@ def _recap(recap: str, hop: str) -> str:
     return f"{recap.split(' → ', drop)[-1] if drop > 0 else recap} → {hop}"
 
 
-def open_gate(t: Transition, routing: Routing, seq: int) -> None:
-    if t.run.stop_requested:  # a stop asked during the mission wins over the gate: resume re-runs the node
-        interrupt(t)
-        return
-    verdict = routing.verdict or PASS
-    t.run.status = Status.GATE_WAIT
-    t.run.gate = Gate(stage=t.run.stage, verdict=verdict, opened_at=t.at, mission=seq, head=t.run.head or None)
-    t.emit(
-        OpenPullRequest(draft=True),
-        OpenGate(t.run.stage, verdict, seq),
-        PostMessage(MessageKind.GATE, gate_text(t.run.stage, verdict)),
-    )
-
-
-def file_upstream(t: Transition, answer: str) -> None:
-    block = request_block(answer)
-    assert block is not None
-    target, title, body = block
-    if not upstream_allowed(target, t.run.upstream_allowed):
-        allowed = ", ".join(t.run.upstream_allowed) or "none"
-        escalate(
-            t,
-            ReasonCode.UPSTREAM_NOT_ALLOWED,
-            f"stage {t.run.stage!r} asked to file a request in {target[:100]!r}, which the configuration does not "
-            f"allow (`upstream:` lists {allowed}); nothing was filed",
-        )
-        return
-    key = f"{t.run.id}/request/{t.run.mission_count}"
-    t.run.status = Status.AWAITING_UPSTREAM
-    t.run.upstream = Upstream(target=target, title=title, body=body)
-    t.emit(
-        FileRequest(target, title, body, key),
-        PostMessage(MessageKind.UPSTREAM, upstream_text(t.run.stage, target, title)),
-    )
-
-
 def ask_decision(t: Transition, waiting: Waiting, answer: str) -> None:
     """A ``decide`` node: a cheap model picks the label from the closed list (SPEC V8)."""
     count_accepted(t, waiting.kind)
@@ -362,9 +181,8 @@ def decide(t: Transition, stage: str, answer: str) -> None:
     if seq is None:
         return
     key = f"{t.run.id}/decide/{seq}"
-    prompt = decision_prompt(labels, answer)
     t.run.waiting = Waiting(seq=seq, kind=MissionKind.DECIDE, stage=stage, key=key)
-    t.emit(AskDecision(seq, stage, labels, prompt, key))
+    t.emit(state_effects.decision_effect(seq, stage, labels, answer, key))
 
 
 def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
@@ -373,9 +191,8 @@ def ask_advisor(t: Transition, waiting: Waiting, failure: str) -> None:
     if seq is None:
         return
     key = f"{t.run.id}/advisor/{seq}"
-    question = advisor_question(waiting.stage, failure)
     t.run.waiting = Waiting(seq=seq, kind=MissionKind.ADVISOR, stage=waiting.stage, key=key, extra=failure)
-    t.emit(AskAdvisor(seq, waiting.stage, question, key))
+    t.emit(state_effects.advisor_effect(seq, waiting.stage, failure, key))
 
 
 def end_checked(t: Transition) -> None:
@@ -396,13 +213,10 @@ def reach_end(t: Transition) -> None:
     t.run.waiting = None
     if t.run.supervision:  # SPEC U6: what it delivers are requests, not code: nothing waits for a merge
         t.run.status = Status.DONE
-        t.emit(PostMessage(MessageKind.DONE, SUPERVISION_END_TEXT), Finish(Status.DONE))
+        t.emit(fx.PostMessage(fx.MessageKind.DONE, SUPERVISION_END_TEXT), fx.Finish(Status.DONE))
         return
     t.run.status = Status.AWAITING_MERGE
-    t.emit(
-        ReadyPullRequest(),
-        PostMessage(MessageKind.END, END_TEXT),
-    )
+    t.emit(*state_effects.end_effects())
 
 
 def escalate(t: Transition, code: ReasonCode, message: str) -> None:
@@ -413,7 +227,7 @@ def escalate(t: Transition, code: ReasonCode, message: str) -> None:
     t.run.reason = reason
     t.run.waiting = None
     open_decision(t, reason)
-    t.emit(Escalate(reason, status, render_decision(t.run, t.graph, t.git)))
+    t.emit(fx.Escalate(reason, status, render_decision(t.run, t.graph, t.git)))
 
 
 def interrupt(t: Transition) -> None:
@@ -421,7 +235,7 @@ def interrupt(t: Transition) -> None:
     t.run.status = Status.INTERRUPTED
     t.run.reason = reason
     t.run.stop_requested = False
-    t.emit(PostMessage(MessageKind.STOPPED, stopped_text(t.run.stage)))
+    t.emit(state_effects.stopped_effect(t.run.stage))
 
 
 def note_person(t: Transition, label: str, text: str) -> None:

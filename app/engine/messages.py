@@ -1,5 +1,6 @@
-"""The words of the effects a transition emits, in one place: ``flow`` emits them, and ``owed`` says them
-again from a saved record, so a shell that carries out an owed effect posts exactly what was meant."""
+"""The words of the effects a transition emits, in one place: ``state_effects`` puts them in the effects that
+``flow`` and ``routing`` emit and that ``owed`` builds again from a saved record, so a shell that carries out
+an owed effect posts exactly what was meant."""
 
 from __future__ import annotations
 

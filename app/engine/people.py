@@ -40,13 +40,13 @@ from app.engine.flow import (
     follow,
     interrupt,
     note_person,
-    open_gate,
     reach_end,
     settle,
 )
 from app.engine.gates import approved_line, check_duties, check_hand_past_gate, check_review
 from app.engine.graph.model import END
 from app.engine.record import RESUMABLE, Choice, MissionKind, MissionStatus, ReasonCode, Status, UpstreamState
+from app.engine.routing import open_gate
 from app.engine.rules import Change
 from app.engine.transition import Transition
 from app.engine.verdict import Routing, route_verdict

@@ -47,7 +47,6 @@ from app.engine.flow import (
     enter,
     escalate,
     interrupt,
-    route_result,
     settle,
     spend,
 )
@@ -83,6 +82,7 @@ from app.engine.record import (
     Status,
     Waiting,
 )
+from app.engine.routing import route_result
 from app.engine.rules import Change, Rules
 from app.engine.selection import invalid_selection_reason, select_label
 from app.engine.transition import Transition

@@ -27,7 +27,8 @@ from app.engine.graph.cost_bound import counted
 from app.engine.graph.mermaid import draw_mermaid
 from app.engine.graph.model import END, Graph
 from app.engine.record import Run, Status
-from app.github.client import Installation, in_url
+from app.github.calls import in_url
+from app.github.client import Installation
 from app.github.status import NEXT_STEP
 from app.github.web import GITHUB_COM
 

@@ -18,54 +18,31 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
-from githubkit.exception import RateLimitExceeded, RequestFailed
 from githubkit.retry import RetryChainDecision
 
-from app.engine.errors import InterlockError
 from app.gitaccess import ON_GITHUB
 from app.github import usage
+from app.github.calls import RAW, in_url
+from app.github.calls import GitHubError as GitHubError  # the errors, imported from here by the shells
+from app.github.calls import RateLimited as RateLimited
+from app.github.calls import RefConflict as RefConflict
 from app.github.dispatched import DispatchedRun, parse_runs
-from app.github.lost_answer import MakesNothingTwice, answer_may_be_lost, made_comment, since
+from app.github.issues import IssueCalls
+from app.github.lost_answer import MakesNothingTwice
+from app.github.pulls import PullRequestCalls
 from app.github.snapshot import Snapshot, read_snapshot
 from app.github.throttle import (
-    WINDOW_S,
     BoundedRateLimitRetry,
     ContentLimiter,
     ContentThrottler,
     Limiter,
     whole_seconds,
 )
-from app.github.web import web_url
 from app.redact import Redactor
-
-RAW = {"accept": "application/vnd.github.raw+json"}
-
-
-class GitHubError(InterlockError):
-    def __init__(self, method: str, url: str, status: int, message: str) -> None:
-        self.status = status
-        super().__init__(f"GitHub answered {status} to {method} {url}: {message}")
-
-
-class RateLimited(GitHubError):
-    """GitHub refused the request for a rate limit (403 or 429: a secondary limit's ``retry-after``, or the
-    primary limit spent until its reset), and the one retry within the bound did not help: ``wait_s`` is how
-    long GitHub asked to wait, a minute when it did not say. The delivery queue waits that long
-    (``app/webhooks/deliveries/workers.py``) instead of counting it as a failure.
-    https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit"""
-
-    def __init__(self, method: str, url: str, status: int, message: str, wait_s: float) -> None:
-        super().__init__(method, url, status, message)
-        self.wait_s = wait_s
-
-
-class RefConflict(GitHubError):
-    """A ref moved underneath: the fast-forward check of an update failed (422)."""
 
 
 @dataclass(frozen=True)
@@ -151,45 +128,10 @@ class GitHubApp:
         return sum(self.calls.values())
 
 
-class Installation:
-    """REST calls on behalf of one installation, each returning plain data."""
-
-    def __init__(self, github: GitHub[Any], redactor: Redactor | None = None) -> None:
-        self.github = github
-        self.redactor = redactor or Redactor()
-
-    @property
-    def web(self) -> str:
-        """Where people see what these calls change: the web host of the API (``app/github/web.py``)."""
-        return web_url(str(self.github.config.base_url))
-
-    def call(
-        self,
-        method: str,
-        url: str,
-        *,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-        missing_ok: bool = False,
-    ) -> Any:
-        try:
-            response = self.github.request(method, url, json=json, params=params, headers=headers)
-        except RateLimitExceeded as exc:
-            wait = exc.retry_after.total_seconds() if exc.retry_after is not None else WINDOW_S
-            raise RateLimited(method, url, exc.response.status_code, exc.response.text[:300], max(wait, 0.0)) from None
-        except RequestFailed as exc:
-            status = exc.response.status_code
-            if missing_ok and status == 404:
-                return None
-            text = exc.response.text[:300]
-            error = RefConflict if status == 422 and "/git/refs" in url and method == "PATCH" else GitHubError
-            raise error(method, url, status, text) from None
-        if response.status_code == 204 or not response.content:
-            return {}
-        if headers is RAW:
-            return response.content
-        return response.json()
+class Installation(PullRequestCalls, IssueCalls):
+    """REST calls on behalf of one installation, each returning plain data: those on pull requests and issues
+    (``app/github/pulls.py``, ``app/github/issues.py``), and these on the repository, its contents, its git data
+    and its Actions."""
 
     def permission(self, repo: str, user: str) -> str:
         """``admin``, ``maintain``, ``write``, ``triage``, ``read`` or ``none`` (404: not a collaborator)."""
@@ -232,10 +174,6 @@ class Installation:
 
     def repository(self, repo: str) -> dict[str, Any] | None:
         data = self.call("GET", f"/repos/{repo}", missing_ok=True)
-        return data if isinstance(data, dict) else None
-
-    def label(self, repo: str, name: str) -> dict[str, Any] | None:
-        data = self.call("GET", f"/repos/{repo}/labels/{quote(name, safe='')}", missing_ok=True)
         return data if isinstance(data, dict) else None
 
     def folder(self, repo: str, path: str, ref: str, kind: str = "file") -> list[str] | None:
@@ -284,46 +222,12 @@ class Installation:
         """Fast-forward only: a writer who moved the branch first makes this fail with ``RefConflict``."""
         self.call("PATCH", f"/repos/{repo}/git/refs/heads/{in_url(branch)}", json={"sha": sha, "force": False})
 
-    def shown(self, body: str) -> str:
-        """A body as GitHub keeps it: secrets masked (agents' answers and decision files reach comments), and
-        cut to GitHub's limit, which refuses longer ones (422) — a delivery would fail on it for ever."""
-        return fit_body(self.redactor.text(body))
-
-    def comment(self, repo: str, issue: int, body: str) -> int:
-        """The comment posted, once: when its answer is lost, the comment GitHub made of it is found instead of a
-        second one posted (``app/github/lost_answer.py``)."""
-        shown, after = self.shown(body), since()
-        try:
-            data = self.call("POST", f"/repos/{repo}/issues/{issue}/comments", json={"body": shown})
-        except Exception as exc:
-            made = made_comment(self, repo, issue, shown, after) if answer_may_be_lost(exc) else None
-            if made is None:
-                raise
-            return made
-        return int(data["id"])
-
-    def comment_once(self, repo: str, issue: int, body: str, mark: str) -> None:
-        """``body`` and ``mark`` (a hidden line) posted unless a comment of the issue carries ``mark`` already:
-        a redelivery, or a second replica, that would say it again says nothing."""
-        if not any(mark in comment["body"] for comment in self.issue_comments(repo, issue)):
-            self.comment(repo, issue, f"{body}\n\n{mark}" if mark not in body else body)
-
-    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
-        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", json={"body": self.shown(body)})
-
     def dispatch(self, repo: str, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
         """``workflow_dispatch`` (at most 25 inputs); with ``return_run_details`` GitHub says the run id."""
         body = {"ref": ref, "inputs": inputs, "return_run_details": True}
         data = self.call("POST", f"/repos/{repo}/actions/workflows/{workflow}/dispatches", json=body)
         run_id = data.get("workflow_run_id") if isinstance(data, dict) else None
         return run_id if isinstance(run_id, int) else None
-
-    def add_labels(self, repo: str, issue: int, labels: list[str]) -> None:
-        self.call("POST", f"/repos/{repo}/issues/{issue}/labels", json={"labels": labels})
-
-    def remove_label(self, repo: str, issue: int, label: str) -> None:
-        """Remove a label; one that is not there (404) is fine."""
-        self.call("DELETE", f"/repos/{repo}/issues/{issue}/labels/{quote(label, safe='')}", missing_ok=True)
 
     def dispatched_titles(self, repo: str, branch: str) -> list[str]:
         """Titles of the recent ``workflow_dispatch`` runs on ``branch``: which missions already have a job."""
@@ -337,92 +241,6 @@ class Installation:
             params={"branch": branch, "event": "workflow_dispatch", "per_page": 50},
         )
         return parse_runs(data)
-
-    def review_comments(self, repo: str, number: int, review_id: int) -> list[str]:
-        """The inline comments of a review, as ``path:line: body`` lines (they are amendments too, SPEC GH5)."""
-        data = self.call("GET", f"/repos/{repo}/pulls/{number}/reviews/{review_id}/comments", missing_ok=True)
-        lines = []
-        for comment in data if isinstance(data, list) else []:
-            where = f"{comment.get('path', '?')}:{comment.get('line') or comment.get('original_line') or '?'}"
-            lines.append(f"- {where}: {str(comment.get('body', '')).strip()}")
-        return lines
-
-    def create_pull(self, repo: str, head: str, base: str, title: str, body: str, draft: bool) -> dict[str, Any]:
-        """The branch's pull request, made once: when an earlier attempt's answer was lost, GitHub refuses a second
-        one (422) and the open one is found instead; a 422 with none open (no commits) is raised."""
-        fields = {"head": head, "base": base, "title": title, "body": body, "draft": draft}
-        try:
-            data = self.call("POST", f"/repos/{repo}/pulls", json=fields)
-        except Exception as exc:
-            refused = isinstance(exc, GitHubError) and exc.status == 422
-            found = self.open_pull(repo, head) if refused or answer_may_be_lost(exc) else None
-            if found is None:
-                raise
-            return found
-        return {"number": int(data["number"]), "node_id": str(data.get("node_id", ""))}
-
-    def edit_pull(self, repo: str, number: int, body: str) -> None:
-        """A pull request's body rewritten: the links between the pull requests of a run (SPEC U7)."""
-        self.call("PATCH", f"/repos/{repo}/pulls/{number}", json={"body": body})
-
-    def request_reviewers(self, repo: str, number: int, reviewers: list[str]) -> None:
-        if reviewers:
-            self.call("POST", f"/repos/{repo}/pulls/{number}/requested_reviewers", json={"reviewers": reviewers})
-
-    def pull(self, repo: str, number: int) -> dict[str, Any] | None:
-        """A pull request's number, node id, state and whether it is a draft; ``None`` when there is none."""
-        data = self.call("GET", f"/repos/{repo}/pulls/{number}", missing_ok=True)
-        return _pull_fields(data) if isinstance(data, dict) else None
-
-    def open_pull(self, repo: str, branch: str) -> dict[str, Any] | None:
-        """The open pull request from ``branch`` of ``repo`` itself, if there is one."""
-        owner = repo.split("/", 1)[0]
-        data = self.call("GET", f"/repos/{repo}/pulls", params={"head": f"{owner}:{branch}", "state": "open"})
-        found = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
-        return _pull_fields(found[0]) if found else None
-
-    def reviewers_asked(self, repo: str, number: int) -> set[str]:
-        """Who was asked to review a pull request: those still requested, and those who reviewed already."""
-        requested = self.call("GET", f"/repos/{repo}/pulls/{number}/requested_reviewers")
-        reviews = self.call("GET", f"/repos/{repo}/pulls/{number}/reviews", params={"per_page": 100})
-        users = (requested.get("users", []) if isinstance(requested, dict) else []) + [
-            review.get("user") or {} for review in (reviews if isinstance(reviews, list) else [])
-        ]
-        return {str(user.get("login")) for user in users if isinstance(user, dict) and user.get("login")}
-
-    def issue_comments(self, repo: str, issue: int, pages: int = 10, after: str | None = None) -> list[dict[str, Any]]:
-        """The comments of an issue (id and body), oldest first: up to ``pages`` pages of 100; ``after``: only
-        those updated since then (GitHub's ``since``), so a long issue's newest are among those read."""
-        found: list[dict[str, Any]] = []
-        for page in range(1, pages + 1):
-            params: dict[str, Any] = {"per_page": 100, "page": page} | ({"since": after} if after else {})
-            data = self.call("GET", f"/repos/{repo}/issues/{issue}/comments", params=params)
-            batch = [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
-            found += [{"id": c.get("id"), "body": str(c.get("body") or "")} for c in batch]
-            if len(batch) < 100:
-                break
-        return found
-
-    def labels(self, repo: str, issue: int) -> set[str]:
-        data = self.call("GET", f"/repos/{repo}/issues/{issue}/labels", params={"per_page": 100}, missing_ok=True)
-        return {str(item.get("name")) for item in data if isinstance(item, dict)} if isinstance(data, list) else set()
-
-    def mark_ready(self, node_id: str) -> None:
-        """REST cannot undraft a pull request; GraphQL's ``markPullRequestReadyForReview`` can.
-        https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview"""
-        query = "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }"
-        self.github.graphql(query, {"id": node_id})
-
-    def create_issue(self, repo: str, title: str, body: str, labels: list[str] | None = None) -> dict[str, Any]:
-        fields: dict[str, Any] = {"title": self.redactor.text(title), "body": self.shown(body)}
-        data = self.call("POST", f"/repos/{repo}/issues", json={**fields, **({"labels": labels} if labels else {})})
-        return {"number": int(data["number"]), "url": str(data.get("html_url", ""))}
-
-    def issues_labelled(self, repo: str, label: str) -> list[dict[str, Any]]:
-        """The newest 100 issues, open or closed, that carry ``label`` (pull requests left out)."""
-        data = self.call("GET", f"/repos/{repo}/issues", params={"labels": label, "state": "all", "per_page": 100})
-        found = data if isinstance(data, list) else []
-        return [issue for issue in found if isinstance(issue, dict) and "pull_request" not in issue]
 
     def repository_dispatch(self, repo: str, event_type: str, payload: dict[str, Any]) -> None:
         self.call("POST", f"/repos/{repo}/dispatches", json={"event_type": event_type, "client_payload": payload})
@@ -439,32 +257,3 @@ def shared_limiters(redis_url: str, replicas: int) -> Callable[[str], Limiter]:
 
     link = RedisLink.from_url(redis_url, replicas)
     return lambda who: RedisContentLimiter(link.client, who, replicas=replicas, link=link)
-
-
-def _pull_fields(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "number": int(data["number"]),
-        "node_id": str(data.get("node_id", "")),
-        "draft": data.get("draft") is True,
-        "state": str(data.get("state", "open")),
-    }
-
-
-BODY_LIMIT = 65536  # characters of an issue or comment body GitHub accepts
-CUT_NOTE = "\n\n… (cut: GitHub keeps at most 65536 characters)"
-
-
-def in_url(path: str) -> str:
-    """``path`` (file, folder, branch) in a URL: each segment quoted, so a ``%`` or space is part of the path."""
-    return quote(path, safe="/")
-
-
-def fit_body(body: str) -> str:
-    """``body`` within GitHub's limit, cut before its end; the hidden mark a comment ends with (``<!-- ... -->``,
-    how a redelivery finds it again) is kept."""
-    if len(body) <= BODY_LIMIT:
-        return body
-    head, sep, mark = body.rpartition("\n\n<!-- ")
-    tail = sep + mark if sep and len(mark) < 500 else ""
-    head = head if tail else body
-    return head[: BODY_LIMIT - len(CUT_NOTE) - len(tail)] + CUT_NOTE + tail

@@ -39,33 +39,6 @@ class CommitRefused(GitHubError):
     travel as blobs of up to 100 MB, one a request, instead of base64 in one request (``commit_by_git_data``)."""
 
 
-def commit_input(
-    repo: str,
-    branch: str,
-    expected_head: str,
-    message: str,
-    additions: Mapping[str, bytes],
-    deletions: Iterable[str] = (),
-) -> dict[str, object]:
-    """The mutation's ``CreateCommitOnBranchInput``: the branch by ``repositoryNameWithOwner`` and ``branchName``,
-    the message as a headline and a body (GitHub's ``CommitMessage``), each file's contents in base64."""
-    headline, _, body = message.partition("\n")
-    changes: dict[str, object] = {
-        "additions": [
-            {"path": path, "contents": base64.b64encode(data).decode("ascii")} for path, data in additions.items()
-        ]
-    }
-    gone = [{"path": path} for path in deletions]
-    if gone:
-        changes["deletions"] = gone
-    return {
-        "branch": {"repositoryNameWithOwner": repo, "branchName": branch},
-        "expectedHeadOid": expected_head,
-        "message": {"headline": headline or "interlock", **({"body": body.strip()} if body.strip() else {})},
-        "fileChanges": changes,
-    }
-
-
 def commit_on_branch(
     api: Installation,
     repo: str,
@@ -75,10 +48,16 @@ def commit_on_branch(
     additions: Mapping[str, bytes],
     deletions: Iterable[str] = (),
 ) -> str:
-    """The new commit's id; ``RefConflict`` when the branch no longer points at ``expected_head``."""
-    variables = {"input": commit_input(repo, branch, expected_head, message, additions, deletions)}
+    """The new commit's id; ``RefConflict`` when the branch no longer points at ``expected_head``. The mutation's
+    ``CreateCommitOnBranchInput`` names the branch by ``repositoryNameWithOwner`` and ``branchName``."""
+    given = {
+        "branch": {"repositoryNameWithOwner": repo, "branchName": branch},
+        "expectedHeadOid": expected_head,
+        "message": commit_message(message),
+        "fileChanges": file_changes(additions, deletions),
+    }
     try:
-        data = api.github.graphql(MUTATION, variables)
+        data = api.github.graphql(MUTATION, {"input": given})
     except GraphQLFailed as exc:
         errors = exc.response.errors or []
         text = "; ".join(error.message for error in errors)[:300]
@@ -93,6 +72,25 @@ def commit_on_branch(
     if not commit.get("oid"):
         raise GitHubError("POST", WHERE, 200, "no commit in the answer")
     return str(commit["oid"])
+
+
+def commit_message(message: str) -> dict[str, str]:
+    """A commit message as GitHub's ``CommitMessage``: its first line the headline, the rest the body."""
+    headline, _, body = message.partition("\n")
+    return {"headline": headline or "interlock", **({"body": body.strip()} if body.strip() else {})}
+
+
+def file_changes(additions: Mapping[str, bytes], deletions: Iterable[str] = ()) -> dict[str, object]:
+    """GitHub's ``FileChanges``: each added file's contents in base64, and the paths deleted, if any."""
+    changes: dict[str, object] = {
+        "additions": [
+            {"path": path, "contents": base64.b64encode(data).decode("ascii")} for path, data in additions.items()
+        ]
+    }
+    gone = [{"path": path} for path in deletions]
+    if gone:
+        changes["deletions"] = gone
+    return changes
 
 
 def commit_by_git_data(

@@ -16,8 +16,9 @@ https://docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api#
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx
 from githubkit.exception import GitHubException, RequestError, RequestFailed, RequestTimeout
@@ -30,6 +31,8 @@ class Calls(Protocol):
 
     def call(self, method: str, url: str, *, params: dict[str, Any] | None = None) -> Any: ...
 
+
+T = TypeVar("T")
 
 MAKES = re.compile(r"/(issues|comments|pulls|check-runs|dispatches)$")  # POSTs that make a thing people see
 SENT_BEFORE = timedelta(minutes=2)  # how far back a lost comment is looked for: clocks differ, GitHub's lags
@@ -61,7 +64,7 @@ class MakesNothingTwice(RetryServerError):
 def answer_may_be_lost(exc: BaseException) -> bool:
     """Whether GitHub may have done what a failed request asked: its answer timed out or was cut off after the
     request was sent, or GitHub failed (5xx). A connection never made, or a 4xx, did nothing."""
-    status = getattr(exc, "status", None)  # a GitHubError (app/github/client.py): GitHub answered
+    status = getattr(exc, "status", None)  # a GitHubError (app/github/calls.py): GitHub answered
     if isinstance(status, int):
         return status >= 500
     if isinstance(exc, RequestTimeout):
@@ -69,6 +72,21 @@ def answer_may_be_lost(exc: BaseException) -> bool:
     if isinstance(exc, RequestError):
         return isinstance(exc.exc, (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError))
     return isinstance(exc, (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.RemoteProtocolError))
+
+
+def made_once(
+    make: Callable[[], T], look_up: Callable[[], T | None], refused: Callable[[Exception], bool] = lambda _exc: False
+) -> T:
+    """What ``make`` makes, made once: when its request failed in a way that may have made it anyway (its answer
+    lost, or GitHub ``refused`` a second one), ``look_up`` finds what was made instead of making it again; when
+    it finds nothing, the failure is raised. A comment and a pull request are made this way."""
+    try:
+        return make()
+    except Exception as exc:
+        found = look_up() if refused(exc) or answer_may_be_lost(exc) else None
+        if found is None:
+            raise
+        return found
 
 
 def since(moment: datetime | None = None) -> str:

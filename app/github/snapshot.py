@@ -37,17 +37,6 @@ def read_snapshot(
     """The branch head, its tree and the text of ``paths`` at that very commit; with the heads of the branches
     ``heads`` names (``None`` for one that does not exist) and the repository's node id, read in the same call."""
     owner, name = repo.split("/", 1)
-    files = " ".join(
-        f"f{i}: file(path: $p{i}) {{ object {{ ... on Blob {{ text isTruncated }} }} }}" for i in range(len(paths))
-    )
-    params = "".join(f", $p{i}: String!" for i in range(len(paths)))
-    params += "".join(f", $h{i}: String!" for i in range(len(heads)))
-    others = "".join(f" h{i}: ref(qualifiedName: $h{i}) {{ target {{ oid }} }}" for i in range(len(heads)))
-    query = (
-        f"query InterlockSnapshot($owner: String!, $name: String!, $ref: String!{params}) {{ "
-        f"repository(owner: $owner, name: $name) {{ id ref(qualifiedName: $ref) {{ target {{ "
-        f"... on Commit {{ oid tree {{ oid }} {files} }} }} }}{others} }} }}"
-    )
     variables = {
         "owner": owner,
         "name": name,
@@ -55,10 +44,35 @@ def read_snapshot(
         **{f"p{i}": path for i, path in enumerate(paths)},
         **{f"h{i}": f"refs/heads/{name}" for i, name in enumerate(heads)},
     }
-    data = api.github.graphql(query, variables)
+    data = api.github.graphql(_query(len(paths), len(heads)), variables)
     target = ((data.get("repository") or {}).get("ref") or {}).get("target")
     if not target:
         return None
+    texts = _texts(api, repo, paths, target)
+    found = {
+        name: ((data["repository"].get(f"h{i}") or {}).get("target") or {}).get("oid") for i, name in enumerate(heads)
+    }
+    node = data["repository"].get("id")
+    return Snapshot(target["oid"], target["tree"]["oid"], texts, found, str(node) if node else None)
+
+
+def _query(paths: int, heads: int) -> str:
+    """The query of a snapshot of ``paths`` files (``$p0``...) and ``heads`` other heads (``$h0``...)."""
+    files = " ".join(
+        f"f{i}: file(path: $p{i}) {{ object {{ ... on Blob {{ text isTruncated }} }} }}" for i in range(paths)
+    )
+    params = "".join(f", $p{i}: String!" for i in range(paths))
+    params += "".join(f", $h{i}: String!" for i in range(heads))
+    others = "".join(f" h{i}: ref(qualifiedName: $h{i}) {{ target {{ oid }} }}" for i in range(heads))
+    return (
+        f"query InterlockSnapshot($owner: String!, $name: String!, $ref: String!{params}) {{ "
+        f"repository(owner: $owner, name: $name) {{ id ref(qualifiedName: $ref) {{ target {{ "
+        f"... on Commit {{ oid tree {{ oid }} {files} }} }} }}{others} }} }}"
+    )
+
+
+def _texts(api: Reader, repo: str, paths: list[str], target: dict[str, Any]) -> dict[str, str | None]:
+    """Each path's text at the commit ``target``; a blob GraphQL truncated is read whole over REST."""
     texts: dict[str, str | None] = {}
     for index, path in enumerate(paths):
         blob = ((target.get(f"f{index}") or {}).get("object")) or None
@@ -69,8 +83,4 @@ def read_snapshot(
             texts[path] = raw.decode("utf-8") if raw is not None else None
         else:
             texts[path] = blob.get("text")
-    found = {
-        name: ((data["repository"].get(f"h{i}") or {}).get("target") or {}).get("oid") for i, name in enumerate(heads)
-    }
-    node = data["repository"].get("id")
-    return Snapshot(target["oid"], target["tree"]["oid"], texts, found, str(node) if node else None)
+    return texts

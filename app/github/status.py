@@ -51,21 +51,8 @@ def render_status(
     """The comment's body; ``roster`` is the roster of the run's team (``None``: the implicit team, no roles);
     ``progress_on_check``: the run's check run shows each mission (not when the installation may not write checks);
     ``anchor``: the head of the run's chain as the comment was edited, a second witness beside the check (SPEC J6)."""
-    urls = {**{int(k.split(":", 1)[1]): v for k, v in run.links.items() if k.startswith("job:")}, **(job_urls or {})}
     lines = [MARKER.format(run_id=run.id), f"### Interlock run `{run.id}` — {run.status.value}", ""]
-    stage = "the end" if run.stage == END else f"`{run.stage}`"
-    team = f"**Team** `{run.team}` · " if run.team else ""  # none for the implicit team: as before teams
-    lines.append(f"{team}**Graph** `{run.graph}` · **stage** {stage} · **branch** `{run.branch}` → `{run.base}`")
-    ledger = run.ledger
-    budget = [counted(ledger.attempts, "attempt"), counted(ledger.calls, "call"), counted(ledger.units, "unit")]
-    limits = run.policy
-    if limits.max_calls:
-        budget[1] += f" of {limits.max_calls}"
-    worst = worst_case(graph, run.policy, run.advisor).text()  # SPEC G7
-    lines += [f"**Budget used** {', '.join(budget)} · **accepted** {ledger.accepted} · **worst case** {worst}", ""]
-    if run.reason is not None:
-        lines += [f"**Stopped**: `{run.reason.code.value}` at `{run.reason.stage}` — {run.reason.message}", ""]
-        lines += [refused, ""] if (refused := refusal_text(run, comment=True)) else []
+    lines += _header_lines(run, graph)
     held = run.links.get(HELD_TEAM) if run.status not in FINAL else None
     if held:
         lines += [
@@ -78,20 +65,47 @@ def render_status(
     if run.status is Status.RUNNING and not held and progress_on_check:  # not edited while the run works on
         lines += [PROGRESS, ""]
     lines += ["```mermaid", draw_mermaid(graph, run.stage, run.visits).rstrip(), "```", ""]
-    if run.missions:
-        lines += [
-            "| # | stage | kind | visit | status | verdict | capability → role → agent → model | log |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for mission in run.missions:
-            status = mission.status.value if mission.status else "running"
-            log = f"[job]({urls[mission.seq]})" if mission.seq in urls else ""
-            lines.append(
-                f"| {mission.seq} | {mission.stage} | {mission.kind.value} | {mission.visit} | {status} | "
-                f"{mission.verdict or ''} | {done_by(mission, graph, roster)} | {log} |"
-            )
+    lines += _mission_rows(run, graph, job_urls, roster)
     lines += ["", *anchor.lines()] if anchor is not None else []
     return "\n".join(lines) + "\n"
+
+
+def _header_lines(run: Run, graph: Graph) -> list[str]:
+    """Where the run is (team, graph, stage, branches), what it spent against its worst case (SPEC G7), and why
+    it stopped, if it did."""
+    stage = "the end" if run.stage == END else f"`{run.stage}`"
+    team = f"**Team** `{run.team}` · " if run.team else ""  # none for the implicit team: as before teams
+    lines = [f"{team}**Graph** `{run.graph}` · **stage** {stage} · **branch** `{run.branch}` → `{run.base}`"]
+    ledger = run.ledger
+    budget = [counted(ledger.attempts, "attempt"), counted(ledger.calls, "call"), counted(ledger.units, "unit")]
+    limits = run.policy
+    if limits.max_calls:
+        budget[1] += f" of {limits.max_calls}"
+    worst = worst_case(graph, run.policy, run.advisor).text()  # SPEC G7
+    lines += [f"**Budget used** {', '.join(budget)} · **accepted** {ledger.accepted} · **worst case** {worst}", ""]
+    if run.reason is not None:
+        lines += [f"**Stopped**: `{run.reason.code.value}` at `{run.reason.stage}` — {run.reason.message}", ""]
+        lines += [refused, ""] if (refused := refusal_text(run, comment=True)) else []
+    return lines
+
+
+def _mission_rows(run: Run, graph: Graph, job_urls: dict[int, str] | None, roster: Team | None) -> list[str]:
+    """The table of the run's missions, each with who did it and a link to its job's log where one is known."""
+    if not run.missions:
+        return []
+    urls = {**{int(k.split(":", 1)[1]): v for k, v in run.links.items() if k.startswith("job:")}, **(job_urls or {})}
+    lines = [
+        "| # | stage | kind | visit | status | verdict | capability → role → agent → model | log |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for mission in run.missions:
+        status = mission.status.value if mission.status else "running"
+        log = f"[job]({urls[mission.seq]})" if mission.seq in urls else ""
+        lines.append(
+            f"| {mission.seq} | {mission.stage} | {mission.kind.value} | {mission.visit} | {status} | "
+            f"{mission.verdict or ''} | {done_by(mission, graph, roster)} | {log} |"
+        )
+    return lines
 
 
 def done_by(mission: MissionSummary, graph: Graph, team: Team | None) -> str:

@@ -84,20 +84,32 @@ def run_mission(
         shorter=lambda: _shorter_prompt(effect, role, note),
     )
     outcome = masked_outcome(run_check(call, effect.check) if effect.check is not None else _run_agent(config, call))
-    message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
-    if effect.check is None:
-        commit_work(tree, message)
-        landed = satellites.commit(trees, message)
-    else:
-        discard_changes(tree)  # SPEC V7: a check commits nothing
-        satellites.discard(trees)
-        landed = {}
+    landed = _land(run, effect, tree, trees)
     commits = commits_between(tree, before, head_of(tree))
     git = satellites.with_state(delivery_state(repo, run.branch, run.base), run)
-    named = role.name if role else None
-    meant = None if effect.check is not None else Assignment(call.capability, named, call.model, call.tools)
     call_of = (effect.seq, effect.stage, effect.key)
-    return _finished(run.id, call_of, effect.kind, outcome, prompt, commits, git, meant, landed)
+    return _finished(run.id, call_of, effect.kind, outcome, prompt, commits, git, _meant(effect, call, role), landed)
+
+
+def _land(
+    run: Run, effect: DispatchMission, tree: Path, trees: list[satellites.SatelliteTree]
+) -> dict[str, dict[str, Any]]:
+    """The mission's work committed in the run's worktree and each satellite's (their commits, by repository);
+    a check's changes discarded instead: a check commits nothing (SPEC V7)."""
+    if effect.check is not None:
+        discard_changes(tree)
+        satellites.discard(trees)
+        return {}
+    message = f"interlock({run.id}): {effect.stage} mission #{effect.seq} ({effect.kind.value})"
+    commit_work(tree, message)
+    return satellites.commit(trees, message)
+
+
+def _meant(effect: DispatchMission, call: AgentCall, role: Role | None) -> Assignment | None:
+    """Who was meant to do the mission (capability, role, model, tools); nobody for a check, which runs no agent."""
+    if effect.check is not None:
+        return None
+    return Assignment(call.capability, role.name if role else None, call.model, call.tools)
 
 
 def _shorter_prompt(effect: DispatchMission, role: Role | None, note: str) -> str | None:

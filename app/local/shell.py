@@ -3,38 +3,22 @@
 Every change goes through the run driver (``app/runner/driver.py``): load the record, ``step``, save with
 compare-and-swap; on a conflict (another process wrote first — ``interlock stop`` from another terminal, say)
 re-read and re-apply, which is how a stop reaches a running process at the next mission return (SPEC J2, J4).
-A run being driven holds an advisory lock, so a crashed runner (kill -9) is told apart from a live one on
-resume.
+A run being driven holds an advisory lock (``app/local/runlock.py``), so a crashed runner (kill -9) is told apart
+from a live one on resume.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import secrets
-import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeAlias, assert_never
 
-from app.engine.effects import (
-    AskAdvisor,
-    AskDecision,
-    DispatchMission,
-    Effect,
-    EmitEvent,
-    Escalate,
-    FileRequest,
-    Finish,
-    MessageKind,
-    OpenGate,
-    OpenPullRequest,
-    PostMessage,
-    ReadyPullRequest,
-)
+from app.engine import effects as fx
 from app.engine.errors import InterlockError, RunFinished
 from app.engine.events import (
     Abandon,
@@ -55,7 +39,6 @@ from app.local.basestate import with_delivery_state
 from app.local.config import ConfigError, GateMode, LocalConfig, missing_agent_problem
 from app.local.gatecommit import reviewed_commit
 from app.local.gitops import (
-    clear_stale_locks,
     create_run_branch,
     drop_unused_start,
     merged_into_base,
@@ -65,30 +48,22 @@ from app.local.gitops import (
 )
 from app.local.launch import make_launch
 from app.local.progress import Progress
-from app.local.queue import lock_holder
 from app.local.reports import gate_answer, render_gate_answer, screen_lines
+from app.local.runlock import LOCAL_ORIGINS, RunBusy, RunLocks
 from app.redact import Redactor
 from app.runner.driver import RunDriver, same_event
 from app.store.archived import ArchivedGitStore
 from app.store.journal import record_path
 
-LOCK_TRIES = 5  # a `status` probing the lock holds it for microseconds: a runner starting then tries again
-LOCAL_ORIGINS = ("", "local")  # runs started here; the others are driven elsewhere (GitHub Actions)
 Ask = Callable[[str], str]
 GATE_ANSWERS = ("a", "approve", "y", "yes", "m", "amend", "s", "stop", "")  # empty: stop here, as for questions
 # Messages written for the issue on GitHub (a pull request to approve, to merge) that the local shell says in
 # its own terms, from the gate and the ready delivery: printed, they would name a pull request there is not.
-SAID_LOCALLY = (MessageKind.GATE, MessageKind.END)
+SAID_LOCALLY = (fx.MessageKind.GATE, fx.MessageKind.END)
 # The effects this shell only reports: a local run has no issue, pull request or webhook to carry them out on.
-Shown: TypeAlias = PostMessage | Escalate | FileRequest | OpenPullRequest | ReadyPullRequest | EmitEvent | Finish
-
-
-class RunBusy(InterlockError):
-    """Another process drives the run (issue 28: never two runners, so never two agents, for one mission)."""
-
-    def __init__(self, run_id: str, pid: str, doing: str = "") -> None:
-        said = f"run {run_id} is being executed by process {pid}{': ' + doing if doing else ''}"
-        super().__init__(f"{said}; use `interlock stop {run_id}` first")
+Shown: TypeAlias = (
+    fx.PostMessage | fx.Escalate | fx.FileRequest | fx.OpenPullRequest | fx.ReadyPullRequest | fx.EmitEvent | fx.Finish
+)
 
 
 def new_run_id() -> str:
@@ -111,6 +86,7 @@ class LocalShell:
         self.gates = gates
         self.progress = progress or Progress(quiet=True)
         self.ask = ask
+        self.locks = RunLocks(self.repo, self.store, lambda line: self.progress.line(line))
         # what asking a person at the terminal steps out of: the team's place, set by teamrun.team_turn
         self.away_from_team: Callable[[], AbstractContextManager[None]] = nullcontext
 
@@ -170,12 +146,12 @@ class LocalShell:
             applied = self.driver.apply(run_id, same_event(event), graph)
             return self._drive_held(applied.run, graph, applied.effects)
 
-    def drive(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
+    def drive(self, run: Run, graph: Graph, effects: list[fx.Effect]) -> Run:
         """Execute effects until the run needs nothing more from this process."""
         with self.lock(run.id):
             return self._drive_held(run, graph, effects)
 
-    def _drive_held(self, run: Run, graph: Graph, effects: list[Effect]) -> Run:
+    def _drive_held(self, run: Run, graph: Graph, effects: list[fx.Effect]) -> Run:
         """``drive`` by a process already holding the run's lock (a second ``flock`` would refuse it)."""
         queue = deque(effects)
         while queue:
@@ -194,35 +170,35 @@ class LocalShell:
             remove_worktree(self.repo, run.id)
         return run
 
-    def execute(self, run: Run, graph: Graph, effect: Effect) -> missions.Done | None:
+    def execute(self, run: Run, graph: Graph, effect: fx.Effect) -> missions.Done | None:
         """One effect in this process; the finished mission, decision or answer to apply next, if any."""
         match effect:
-            case DispatchMission():
+            case fx.DispatchMission():
                 return self._mission(run, graph, effect)
-            case AskDecision():
+            case fx.AskDecision():
                 self.progress.line(f"{effect.stage} · decision #{effect.seq} among {', '.join(effect.labels)}")
                 return missions.decide(run, effect, self.config, worktree(self.repo, run.branch, run.id))
-            case AskAdvisor():
+            case fx.AskAdvisor():
                 return missions.advise(run, effect, self.config, worktree(self.repo, run.branch, run.id))
-            case OpenGate():
+            case fx.OpenGate():
                 return self._gate(run, effect)
-            case PostMessage(kind=MessageKind.QUESTION):
+            case fx.PostMessage(kind=fx.MessageKind.QUESTION):
                 return self._question(run, effect)
             case (
-                PostMessage()
-                | Escalate()
-                | FileRequest()
-                | OpenPullRequest()
-                | ReadyPullRequest()
-                | EmitEvent()
-                | Finish()
+                fx.PostMessage()
+                | fx.Escalate()
+                | fx.FileRequest()
+                | fx.OpenPullRequest()
+                | fx.ReadyPullRequest()
+                | fx.EmitEvent()
+                | fx.Finish()
             ):
                 self._show(run, effect)
             case _:
                 assert_never(effect)
         return None
 
-    def _mission(self, run: Run, graph: Graph, effect: DispatchMission) -> missions.Done:
+    def _mission(self, run: Run, graph: Graph, effect: fx.DispatchMission) -> missions.Done:
         if self.store.load(run.id).stop_requested:
             return missions.skipped(run, effect)
         keep = self._session_keeper(run.id, graph, effect.seq)
@@ -250,7 +226,7 @@ class LocalShell:
 
         return keep
 
-    def _gate(self, run: Run, effect: OpenGate) -> missions.Done | None:
+    def _gate(self, run: Run, effect: fx.OpenGate) -> missions.Done | None:
         self.progress.line(f"{effect.stage} · gate open: {effect.verdict} waits for a person")
         if self.gates is not GateMode.ASK or self.ask is None:
             return None
@@ -272,7 +248,7 @@ class LocalShell:
             return missions.Done(GateAmended(key=key, at=missions.now(), note=note.strip(), by=_user()), {})
         return None
 
-    def _question(self, run: Run, effect: PostMessage) -> missions.Done | None:
+    def _question(self, run: Run, effect: fx.PostMessage) -> missions.Done | None:
         """A NEEDS_INPUT answer (SPEC V6): its questions in full; in ask mode the person answers right here."""
         if self.gates is not GateMode.ASK or self.ask is None:
             self._show(run, effect)
@@ -292,21 +268,21 @@ class LocalShell:
     def _show(self, run: Run, effect: Shown) -> None:
         """What the GitHub shell carries out on GitHub, said on the terminal instead."""
         match effect:
-            case PostMessage():
+            case fx.PostMessage():
                 if effect.kind not in SAID_LOCALLY:
                     self.progress.line(effect.text or effect.kind)
-            case Escalate():
+            case fx.Escalate():
                 reason = effect.reason
                 self.progress.line(f"stopped: {reason.code.value} at {reason.stage}: {reason.message}")
-            case FileRequest():
+            case fx.FileRequest():
                 self.progress.line(f"request for {effect.target}: {effect.title} (recorded; file it upstream)")
-            case OpenPullRequest():  # a local run opens none: where the work to review is, said instead
+            case fx.OpenPullRequest():  # a local run opens none: where the work to review is, said instead
                 self.progress.line(f"{run.stage} · work to review on {run.branch}: git diff {run.base}...{run.branch}")
-            case ReadyPullRequest():
+            case fx.ReadyPullRequest():
                 self.progress.line("delivery ready: review the run branch and merge it yourself")
-            case EmitEvent():
+            case fx.EmitEvent():
                 self.progress.line(f"event {effect.name} from {effect.stage}")
-            case Finish():
+            case fx.Finish():
                 self.progress.line(f"run finished: {effect.status.value}")
             case _:
                 assert_never(effect)
@@ -320,70 +296,17 @@ class LocalShell:
                 f"{f' ({last.duration_s:.1f}s)' if last.duration_s else ''}"
             )
 
-    def _lock_path(self, run_id: str) -> Path:
-        path = Path(self.repo.git_dir) / "interlock" / "locks" / f"{run_id}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
+    def lock(self, run_id: str) -> AbstractContextManager[None]:
+        """Hold the run's lock (``app/local/runlock.py``): ``RunBusy`` while another process drives it."""
+        return self.locks.hold(run_id)
 
     def agent_path(self, run_id: str) -> Path:
         """Where the runner writes down the process group of the agent it runs (app/local/leftovers.py)."""
-        return self._lock_path(run_id).with_suffix(".agent")
-
-    @contextmanager
-    def lock(self, run_id: str) -> Iterator[None]:
-        with self._lock_path(run_id).open("a+") as handle:
-            for attempt in range(LOCK_TRIES):
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if attempt == LOCK_TRIES - 1:
-                        handle.seek(0)
-                        raise RunBusy(run_id, handle.read().strip() or "?", self._doing(run_id)) from None
-                    time.sleep(0.02)
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
-            stopped = leftovers.stop_leftover(self.agent_path(run_id))
-            if stopped is not None:
-                self.progress.line(f"stopped the agent (process group {stopped}) a runner that died left running")
-                leftovers.wait_gone(stopped)
-            self._clear_git_locks(run_id)
-            yield
-
-    def _doing(self, run_id: str) -> str:
-        """What the process that holds the run's lock is doing, for the refusal: the mission it runs and since
-        when its agent started (the agent file's time), or '' when the record awaits none."""
-        if self.store.read(record_path(run_id)) is None:
-            return ""
-        waiting = self.store.load(run_id).waiting
-        if waiting is None:
-            return ""
-        agent = self.agent_path(run_id)
-        since = (
-            f" since {datetime.fromtimestamp(agent.stat().st_mtime, UTC):%Y-%m-%d %H:%M:%S} UTC"
-            if agent.exists()
-            else ""
-        )
-        return f"mission #{waiting.seq} ({waiting.stage}) is running{since}"
-
-    def _clear_git_locks(self, run_id: str) -> None:
-        """Called holding the run's lock: any git lock of the run was left by a process now dead."""
-        branch = self.store.load(run_id).branch if self.store.read(record_path(run_id)) else f"interlock/{run_id}"
-        for lock in clear_stale_locks(self.repo, run_id, branch):
-            self.progress.line(f"removed {lock}, a git lock left by a process that died")
+        return self.locks.agent_path(run_id)
 
     def runner(self, run: Run) -> str:
-        """Who drives the run: ``live (pid N)`` while a process holds its lock; ``stopped`` when the record
-        says running but no process does (the runner was killed or its machine lost: only ``resume`` moves
-        it on); ``none`` when nothing needs to run, or the run is driven elsewhere (GitHub Actions)."""
-        if run.request.origin not in LOCAL_ORIGINS:
-            return "none"
-        holder = lock_holder(self._lock_path(run.id))
-        if holder is not None:
-            return f"live (pid {holder})"
-        return "stopped" if run.status is Status.RUNNING else "none"
+        """Who drives the run: ``live (pid N)``, ``stopped`` or ``none`` (``RunLocks.runner``)."""
+        return self.locks.runner(run)
 
     def notice_merge(self, run: Run) -> Run:
         """SPEC GH6 on a local run: once its branch is merged into the base, the run is done — the engine's

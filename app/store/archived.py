@@ -7,42 +7,36 @@ store's own: an archived run ended, and nothing writes an ended run's folder aga
 
 from __future__ import annotations
 
+from typing import cast
+
 from app.store.archive import ArchivedReader, Plain
 from app.store.github_reader import GitHubStateReader
 from app.store.gitstore import GitStore
+from app.store.journal import FileReader
 
 
-class ArchivedGitStore(GitStore):
+class ReadsArchives:
+    """A store's ``read`` and ``list_files``, archived runs included: put before the store's class among the
+    bases, whose own ``read`` and ``list_files`` (next in the method order) see the branch as it is."""
+
+    _archives: ArchivedReader | None = None
+
+    def archives(self) -> ArchivedReader:
+        if self._archives is None:
+            own = cast(FileReader, super())  # the store's own reads, before archives
+            self._archives = ArchivedReader(Plain(own.read, own.list_files))
+        return self._archives
+
+    def read(self, path: str) -> bytes | None:
+        return self.archives().read(path)
+
+    def list_files(self, prefix: str) -> list[str]:
+        return self.archives().list_files(prefix)
+
+
+class ArchivedGitStore(ReadsArchives, GitStore):
     """``GitStore`` of a local state branch, archived runs included (``interlock status|verify|journey``)."""
 
-    _archives: ArchivedReader | None = None
 
-    def archives(self) -> ArchivedReader:
-        if self._archives is None:
-            plain = Plain(lambda p: GitStore.read(self, p), lambda p: GitStore.list_files(self, p))
-            self._archives = ArchivedReader(plain)
-        return self._archives
-
-    def read(self, path: str) -> bytes | None:
-        return self.archives().read(path)
-
-    def list_files(self, prefix: str) -> list[str]:
-        return self.archives().list_files(prefix)
-
-
-class ArchivedGitHubReader(GitHubStateReader):
+class ArchivedGitHubReader(ReadsArchives, GitHubStateReader):
     """``GitHubStateReader`` of a state branch on GitHub, archived runs included (``--repo OWNER/NAME``)."""
-
-    _archives: ArchivedReader | None = None
-
-    def archives(self) -> ArchivedReader:
-        if self._archives is None:
-            plain = Plain(lambda p: GitHubStateReader.read(self, p), lambda p: GitHubStateReader.list_files(self, p))
-            self._archives = ArchivedReader(plain)
-        return self._archives
-
-    def read(self, path: str) -> bytes | None:
-        return self.archives().read(path)
-
-    def list_files(self, prefix: str) -> list[str]:
-        return self.archives().list_files(prefix)

@@ -17,9 +17,10 @@ import pytest
 from app.engine import events as ev
 from app.engine import rules, step
 from app.engine.errors import StaleEvent
-from app.engine.flow import escalate, route_result, settle, spend
+from app.engine.flow import escalate, settle, spend
 from app.engine.graph.validate import parse_graph
 from app.engine.record import MissionKind, MissionStatus, ReasonCode
+from app.engine.routing import route_result
 from app.engine.transition import Transition
 from app.engine.verdict import parse_verdict
 from app.runner.driver import RunDriver, same_event
