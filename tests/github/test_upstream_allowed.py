@@ -64,7 +64,11 @@ def test_the_readme_examples_of_upstream_are_valid_configuration() -> None:
     from app.engine.verdict import upstream_allowed
     from tests.helpers import doc
 
-    lines = [line for line in doc("local/configuration.md", "github/configuration.md").splitlines() if line.startswith("upstream: [")]
+    lines = [
+        line
+        for line in doc("local/configuration.md", "github/configuration.md").splitlines()
+        if line.startswith("upstream: [")
+    ]
     assert len(lines) == 2
     local = parse_local_config(lines[0].encode(), Path("c.yml")).upstream
     repo = parse_repo_config(lines[1].encode()).upstream
