@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 
 
 def test_every_benchmark_the_readme_names_exists() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = doc("benchmarks.md")
     named = re.findall(r"python -m tests\.bench\.(\w+)", readme)
     assert "bench_burr" in named
     for name in named:
@@ -19,7 +19,7 @@ def test_every_benchmark_the_readme_names_exists() -> None:
 
 
 def test_the_burr_benchmark_takes_the_options_the_readme_gives() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = doc("benchmarks.md")
     line = next(line for line in readme.splitlines() if "tests.bench.bench_burr" in line)
     source = (ROOT / "tests" / "bench" / "bench_burr.py").read_text(encoding="utf-8")
     for option in re.findall(r"--\w+", line):

@@ -12,7 +12,7 @@ from app.engine.graph.cost_bound import counted
 from app.github.config import ConfigInvalid, parse_config
 from app.local.reports import render_status
 from tests.engine.driver import Driver, loop_graph
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 
 
 def test_a_count_takes_the_noun_its_number_takes() -> None:
@@ -47,6 +47,6 @@ def test_an_amendment_without_words_is_refused_before_anything_runs(tmp_path: Pa
 
 
 def test_the_readme_says_which_typos_are_refused() -> None:
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/agents.md", "graphs/engine.md").split())
     assert "more than one raise may add (1,000,000 calls or dollars, 10,000 attempts, 10^12 units" in text
     assert "A `maxTokens` above 1,000,000 is refused as the typo it is" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import GRAPHS, ROOT
+from tests.helpers import GRAPHS, doc
 from tests.test_cli import FEATURE, interlock
 
 TRIAGE = str(GRAPHS / "operations" / "triage.json")
@@ -126,7 +126,7 @@ def test_the_policy_stops_a_simulated_run_as_it_stops_a_real_one(tmp_path: Path)
 
 def test_the_readme_says_what_validate_cost_and_simulate_do() -> None:
     # SPEC G7: each sentence of the README's section, checked by the tests above and in tests/engine/test_cost_bound.py
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("graphs/validation.md").split())
     for words in [
         "`interlock validate --cost GRAPH` prints, for each valid graph, the worst case of any run and the cheapest "
         "path to `__end__` with its cost, in missions, model calls and units (SPEC G7); with `--json`, each file's "
@@ -156,7 +156,7 @@ def test_the_readme_says_what_validate_cost_and_simulate_do() -> None:
         assert words in text, words
     # the example output in the README is what the command prints
     shown = interlock("validate", "--cost", FEATURE).stdout
-    readme = (ROOT / "README.md").read_text()
+    readme = doc("graphs/validation.md")
     start = readme.index("interlock validate --cost graphs/delivery/feature.json\n")
     example = [line.removeprefix("#").strip() for line in readme[start:].splitlines()[1:3]]
     assert all(line in shown for line in example) and example[0].startswith("worst case")

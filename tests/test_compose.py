@@ -15,6 +15,7 @@ import yaml
 
 from app.webhooks.service import MAX_BODY
 from app.webhooks.settings import REDIS_SCHEMES, settings_from_env
+from tests.helpers import doc
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS_SOURCES = ("app/webhooks/settings.py", "app/webhooks/board/settings.py")
@@ -96,7 +97,7 @@ def test_the_image_has_a_data_folder_its_user_can_write(line: str) -> None:
 
 def test_the_readme_says_how_to_start_the_fleet() -> None:
     # SPEC GH8: "Running the service" names the compose file, the two secret files it mounts, and the data folder
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = doc("operating/scaling.md")
     section = " ".join(text.split("### Running the service", 1)[1].split("\n### ", 1)[0].split())
     compose = _compose()
     replicas = compose["services"]["interlock"]["deploy"]["replicas"]

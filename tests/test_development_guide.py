@@ -14,17 +14,17 @@ from app.agents.spec import PRESETS, agent_from_spec
 from app.engine import events
 from app.engine.step import HANDLERS
 from app.local.agentcheck import INSTALL
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 
 PLACED = re.compile(r"`(\w+)`(?: \w+)? (?:of|in)\s+`([\w/.]+\.py)`")  # `HANDLERS` of `app/engine/step.py`
 PATH = re.compile(r"`((?:app|tests|action|\.github)/[\w/.*-]*)`")
 
 
 def section(title: str) -> str:
-    """The README's section or subsection ``title``, up to the next heading of any level."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#)", text, re.S | re.M)
-    assert found, f"README.md has no section {title!r}"
+    """The Development page's section or subsection ``title``, up to the next heading of any level or its end."""
+    text = doc("development.md")
+    found = re.search(rf"^#+ {re.escape(title)}\n(.*?)(?=^#|\Z)", text, re.S | re.M)
+    assert found, f"docs/development.md has no section {title!r}"
     return found.group(1)
 
 
@@ -91,5 +91,5 @@ def test_the_suite_runs_on_every_core_as_the_readme_says() -> None:
     extra = project["project"]["optional-dependencies"]["test"]
     assert "-n auto" in options and "--maxprocesses=4" in options
     assert any(requirement.startswith("pytest-xdist") for requirement in extra)
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("development.md").split())
     assert "`pytest` runs the suite on every core, four at most (pytest-xdist; `pytest -n 0` runs it in one" in text

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.helpers import DOCS, ROOT
 
 # The layer order, lowest first; each entry is a folder (every module below it) or a file pattern.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -268,7 +268,7 @@ def test_the_checker_finds_a_cycle_between_packages_and_an_unplaced_module(tmp_p
     ]
 
 
-README = ROOT / "README.md"
+README = DOCS / "development.md"
 DIAGRAM_LINE = re.compile(r"^\s*(\d)\s+(\w+)\s+(app/\S+(?:\s+app/\S+)*)\s*$")
 
 
@@ -276,7 +276,7 @@ def readme_layers() -> list[tuple[str, tuple[str, ...]]]:
     """The layers as the README's diagram draws them (``N  name  path path ...``), lowest first."""
     text = README.read_text(encoding="utf-8")
     block = re.search(r"<!-- layers -->\s*```text\n(.*?)```", text, re.S)
-    assert block, "README.md has no ```text block after <!-- layers -->"
+    assert block, "docs/development.md has no ```text block after <!-- layers -->"
     rows = [match.groups() for line in block.group(1).splitlines() if (match := DIAGRAM_LINE.match(line))]
     assert [int(number) for number, _, _ in rows] == sorted((int(row[0]) for row in rows), reverse=True)
     return [(name, tuple(paths.split())) for _, name, paths in reversed(rows)]

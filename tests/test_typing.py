@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tomllib
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 
 
 def test_mypy_checks_all_of_app_strictly() -> None:
@@ -17,6 +17,6 @@ def test_mypy_checks_all_of_app_strictly() -> None:
 
 
 def test_readme_test_command_runs_mypy() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = doc("index.md", "development.md")
     assert "pip install -e '.[test]' && ruff check . && mypy && pytest" in readme
     assert "`mypy` (strict, on all of `app/`;" in readme

@@ -17,7 +17,7 @@ from app.agents.spec import agent_from_spec
 from app.engine.record import MissionStatus
 from app.local.config import ConfigError, load_config
 from tests.agents.test_http import make_call
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 
 OPENAI_BASE = "http://llm.test/v1"
 OPENAI_URL = f"{OPENAI_BASE}/chat/completions"
@@ -46,7 +46,7 @@ def test_the_price_file_is_dated_sourced_and_shipped_with_the_package() -> None:
     assert all(price.input >= 0 and price.output > 0 for price in shipped_prices().prices.values())
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "prices.json" in pyproject["tool"]["setuptools"]["package-data"]["app.agents"]
-    assert f"dated {data['as_of']}" in (ROOT / "README.md").read_text()  # the README names the table's date
+    assert f"dated {data['as_of']}" in doc("local/agents.md")  # the README names the table's date
 
 
 @respx.mock

@@ -19,9 +19,9 @@ from app.engine.team import Role
 from app.github.config import parse_config
 from tests.agents.llm_server import StandIn, serving
 from tests.agents.test_http import make_call
-from tests.helpers import ROOT
+from tests.helpers import doc
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = doc("local/agents.md")
 
 
 def paragraph(title: str) -> str:

@@ -15,7 +15,7 @@ from app.engine.raises import LIMITS, RAISE_WINDOW, RaiseInvalid, parse_raise
 from app.engine.record import Category, Choice, MissionKind, ReasonCode, Run, Status, Usage
 from app.local.reports import money_report
 from tests.engine.driver import Driver, loop_graph
-from tests.helpers import ROOT, edge, graph, node
+from tests.helpers import doc, edge, graph, node
 
 
 def out_of_calls(max_calls: int = 3) -> Driver:
@@ -196,7 +196,7 @@ def test_the_decision_file_offers_no_raise_when_a_price_is_missing() -> None:
 
 def test_the_readme_says_what_a_budget_stop_and_a_raise_do() -> None:
     # SPEC P5: every sentence of "Budgets that pause" names what the engine does, in its own words
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc("local/running.md", "graphs/engine.md").split())
     d = out_of_calls()
     calls_figures = d.run.reason.message.split(":")[0]  # type: ignore[union-attr]
     assert f"`{calls_figures}`" in readme

@@ -205,8 +205,8 @@ def test_a_cut_result_fits_the_smallest_budget_even_with_a_long_marker() -> None
 def test_the_readme_states_the_history_bound_and_its_marker() -> None:
     # SPEC J5: the README's journal section says what the record keeps of compacted results, in the engine's words
     from app.engine.context import HISTORY_CHARS, HISTORY_MARKER
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/journal.md").split())
     assert f"for the newest {HISTORY_CHARS:,} characters of them, after a marker naming the last mission cut" in text
     assert f"(`{HISTORY_MARKER.format(seq='N')}`)" in text

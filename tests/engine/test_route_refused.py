@@ -17,7 +17,7 @@ from app.engine.errors import EventRejected
 from app.engine.record import Status
 from app.engine.rules import Rules
 from tests.engine.driver import Driver
-from tests.helpers import edge, graph, node
+from tests.helpers import doc, edge, graph, node
 
 GRAPH = graph(
     [node("implement", maxVisits=9), node("review", "review", maxVisits=2)],
@@ -128,9 +128,8 @@ def test_a_run_under_rules_3_keeps_the_options_it_recorded(monkeypatch: pytest.M
 def test_the_readme_says_what_each_route_does_after_a_refused_visit() -> None:
     # the tests above (and tests/local/test_route_refused_cli.py, tests/github/test_route_refused_flow.py) are
     # the behaviour; these are the words
-    from tests.helpers import ROOT
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/running.md", "graphs/engine.md").split())
     for words in (
         "`route VERDICT` passes the refused stage as if it had answered VERDICT (`route PASS` accepts the review",
         "`route VERDICT --at implement` (`/interlock route VERDICT at implement` on GitHub) routes from the edge's",

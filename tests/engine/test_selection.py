@@ -15,7 +15,7 @@ from app.engine.effects import AskDecision
 from app.engine.record import MissionKind, MissionStatus, ReasonCode, Status
 from app.engine.selection import ANSWER_SHOWN, select_label, shown_answer
 from tests.engine.driver import Driver
-from tests.helpers import ROOT, edge, graph, node
+from tests.helpers import doc, edge, graph, node
 
 LABELS = ("BUG", "FEATURE", "QUESTION")
 ECHO = "## decision [INST]\n## Decision\nRead the result above and choose exactly one label"
@@ -133,7 +133,7 @@ def test_the_quoted_answer_is_cut_between_words_so_a_key_is_never_cut_in_half() 
 
 def readme_decisions() -> str:
     """The README's bullet on decisions, its lines joined."""
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("graphs/engine.md").split())
     start = text.index("- **Decisions** (SPEC V8)")
     return text[start : text.index("- **Bounds**", start)]
 

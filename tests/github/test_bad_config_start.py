@@ -10,7 +10,7 @@ import pytest
 from app.github.config import ConfigInvalid
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - the fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 
 def comments(world: World) -> list[str]:
@@ -85,5 +85,5 @@ def test_the_delivery_fails_with_the_reason_and_the_issue_is_told(world: World, 
     record = post_settled(TestClient(create_app(settings, world.router)), body, headers)
     assert record.state == "failed" and "teams.core.rolez" in record.outcome
     assert world.fake.dispatches == [] and any("teams.core.rolez: Extra inputs" in c for c in comments(world))
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(doc("operating/service.md", "github/configuration.md", "github/teams.md").split())
     assert "on an issue labelled with the trigger label, every problem is also posted on the issue" in readme

@@ -11,7 +11,7 @@ from app.webhooks.board.pinned import render_board_issue
 from app.webhooks.router import Outcome
 from tests.github.test_board_issue import board, board_issue, board_issues, label, row, state_file  # noqa: F401
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - the fixtures
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 
 def board_event(world: World, action: str, user: str = "alice", delivery: str | None = None) -> Outcome:
@@ -69,7 +69,7 @@ def test_closing_another_issue_or_the_apps_own_close_leaves_the_board_as_it_is(b
 
 
 def test_the_readme_says_a_closed_board_issue_is_left_alone_until_reopened() -> None:
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("operating/board.md").split())
     assert (
         'A closed board issue is how a person says "no board issue here": the close is recorded in `board.json` '
         "(`closed`), and the App neither edits it nor makes another (`board.md` is still kept) until a person "

@@ -24,7 +24,7 @@ from tests.github.test_flows import (  # noqa: F401 - the fixtures
     world,
     writes,
 )
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 NO_BOARD = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\nboard_issue: false\n"
 
@@ -275,7 +275,7 @@ def test_the_api_calls_of_the_board_are_what_the_readme_says() -> None:
         [call for call in calls if re.fullmatch(r"PATCH /repos/octo/app/issues/\d+", call)] for _, calls in with_board
     ]
     assert [len(made) for made in edits] == [0, 1, 1, 0, 0, 1]  # the issue's edit, where a run's state changed
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md", "operating/board.md").split())
     for sentence in README_SENTENCES:
         assert " ".join(sentence.split()) in text, sentence
 

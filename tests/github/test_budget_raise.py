@@ -11,7 +11,7 @@ import json
 from app.engine.record import Status
 from app.local.reports import money_report
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 LOOP = {
     "name": "small",
@@ -85,5 +85,5 @@ def test_a_raise_of_a_run_whose_team_is_stopped_is_refused(world: World) -> None
     world.comment(issue, "/interlock team start")
     world.comment(issue, "/interlock budget calls=+2")
     assert world.run(issue).status is Status.RUNNING
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc("github/teams.md", "graphs/engine.md").split())
     assert "a raise of a run whose team is stopped, like a resume" in readme

@@ -18,7 +18,7 @@ from app.github.commits import CommitRefused, commit_by_git_data, commit_on_bran
 from app.store.github import GitHubStore
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 REPO = "octo/app"
 BRANCH = "interlock/state"
@@ -187,7 +187,7 @@ def test_a_missing_branch_or_permission_is_not_tried_the_older_way(settings: Ser
 
 
 def test_the_readme_says_when_a_save_goes_the_older_way() -> None:
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("operating/service.md").split())
     assert (
         "A save that `createCommitOnBranch` refuses for a reason other than a moved branch, a missing branch or a "
         "missing permission (a request over GitHub's size limits, say) is made the older way instead: a blob for each "

@@ -12,10 +12,10 @@ import yaml
 
 from app.github.config import ConfigInvalid, parse_config
 from app.github.config_schema import SCHEMA_FILE, config_json_schema
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 SCHEMA = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = doc("github/configuration.md", "github/teams.md")
 
 
 def schema_errors(data: Any) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from app.github.config import ConfigInvalid
 from app.github.extends import Source, load_config, merge, source_of
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - the fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 SHARED = """gatekeepers: [olivia]
 autopilot: true
@@ -130,7 +130,7 @@ def test_a_run_belongs_to_a_team_the_repository_inherits(world: World) -> None:
 
 
 def test_the_readme_example_of_extends_means_what_it_says(world: World) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = doc("github/configuration.md")
     block = readme.split("**Shared configuration** (`extends:`", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     shared(world, "octo/org-config", SHARED)
     own(world, block)

@@ -13,7 +13,7 @@ from tests.github.fake_github import FakeGitHub
 from tests.github.test_config_check import SMALL, check, findings, on_github
 from tests.github.test_doctor import doctor, fake, good_files, good_repository  # noqa: F401 - fixture
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 ORG = "octo/org-config"
 ORG_FILE = """graphsets: [shared/graphs]
@@ -124,7 +124,7 @@ def test_doctor_reads_the_configuration_with_what_it_extends(fake: FakeGitHub) -
 
 
 def test_the_readme_says_where_inherited_graphsets_are_read() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/doctor.md", "github/configuration.md").split())
     assert "The graphs of an inherited `graphsets` entry are read from the repository whose file names it" in text
     assert "With `--file`, `extends:` is followed when `--repo OWNER/NAME` names the repository the file is for" in text
     assert "`interlock doctor --github` reads the configuration as the App does, over what it extends" in text

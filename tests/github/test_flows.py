@@ -22,7 +22,7 @@ from app.webhooks.router import Outcome, Router, default_router
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.shell import GitHubRuns
 from tests.github.fake_github import FakeGitHub, VirtualClock
-from tests.helpers import GRAPHS, ROOT
+from tests.helpers import GRAPHS, doc
 from tests.webhooks.conftest import EXAMPLES
 
 REPO = "octo/app"
@@ -659,9 +659,8 @@ def test_a_bad_usage_figure_loses_only_itself(world: World) -> None:
 
 
 def test_the_readme_names_how_a_redelivery_finds_each_effect_done() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md").split())
     said = text[text.index("When a delivery fails after its transition was saved") :]
-    said = said[: said.index("## How a run moves")]
     assert f"`links.{EVENTS_SENT}`" in said and "`owed_effects(run, graph)`" in said
     assert all(kind in said for kind in POSTED_KINDS) and "escalation comment" in said
     assert "or if GitHub took the event but its answer was lost" in said  # no record can tell that apart
@@ -719,5 +718,5 @@ def test_a_reply_too_long_for_github_is_cut_and_keeps_its_mark(world: World) -> 
     mark = "<!-- interlock:effect run=issue-1 escalate@1.0 -->"
     comment = world.runs().api.comment(REPO, issue, "z" * 70000 + "\n\n" + mark)
     assert world.fake.comments[comment]["body"].endswith(mark)
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(doc("operating/service.md").split())
     assert "A comment longer than GitHub's 65,536 characters is cut to fit" in readme

@@ -13,7 +13,7 @@ from app.store.journal import record_path
 from app.webhooks.router import Outcome
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, SMALL_GRAPH, World, example
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 
 CONFIG = "base: develop\ndefault_graph: small\ngatekeepers: [carol]\n"
 SEPARATED = CONFIG + "teams: {core: {gates: {separateDuties: true}}}\n"
@@ -195,7 +195,7 @@ def test_an_approval_that_counts_reads_no_comments(world: World) -> None:
 
 def test_the_readme_says_how_gates_bind_to_what_was_reviewed() -> None:
     # SPEC GH5, H5, H6: each sentence of the README's paragraph is behaviour the tests above check
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md", "github/satellites.md").split())
     for words in (
         "A gate records the run branch's head when it opens: the commit the mission's job pushed, as its mission "
         "record says (`gate.head` in the run record).",

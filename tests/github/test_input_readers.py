@@ -26,7 +26,7 @@ from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_
 from tests.github.fake_github import FakeGitHub
 from tests.github.test_doctor import REPO, good_files, in_process
 from tests.github.test_flows import World, world  # noqa: F401 - the fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import pem_key
 
 DEEP_YAML = "a: " + "[" * 5000 + "]" * 5000 + "\n"
@@ -138,7 +138,7 @@ def test_a_configuration_too_deep_or_large_fails_its_delivery_naming_it(
     assert record.outcome.startswith("repository configuration invalid: ")
     assert github_config.CONFIG_PATH in record.outcome
     assert world.fake.dispatches == [] and world.fake.comments == {}
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(doc("graphs/validation.md", "local/doctor.md", "operating/service.md").split())
     assert (
         "So is one whose repository's `.github/interlock.yml` is invalid (too large, nested too deeply, a wrong key"
         in readme
@@ -209,7 +209,7 @@ def test_the_readme_states_the_limits_the_readers_apply() -> None:
     from app.inputfile import MAX_INPUT_BYTES
     from app.webhooks.settings import KEY_LIMIT
 
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("graphs/validation.md", "local/doctor.md", "operating/service.md").split())
     said = text[text.index("The files of `--team`") : text.index("never a crash.")]
     mib, kib = 1024 * 1024, 1024
     assert 16 * mib == MAX_INPUT_BYTES and "at most 16 MiB" in said and f"{MAX_DEPTH} levels" in said

@@ -22,7 +22,7 @@ from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub
 from tests.github.test_flows import World
-from tests.helpers import GRAPHS, ROOT
+from tests.helpers import GRAPHS, doc
 from tests.redis_server import start_redis, stop_redis
 
 REPO = "octo/app"
@@ -137,7 +137,7 @@ def test_the_readme_says_how_to_run_one_process_or_several() -> None:
     from app.github.shared_limiter import RETRY_S
     from app.webhooks.settings import fleet_problems
 
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/scaling.md").split())
     section = text.split("### Running the service", 1)[1].split("### The service", 1)[0]
     for sentence in (
         "give every replica the same `INTERLOCK_REDIS_URL` (`redis://`, `rediss://` or `unix://`) and set "

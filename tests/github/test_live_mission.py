@@ -98,9 +98,9 @@ def test_the_workflow_minutes_are_the_sum_of_its_jobs_timeouts(world: World) -> 
 def test_the_readme_says_when_a_mission_is_live_and_when_lost() -> None:
     # the tests above, tests/webhooks/test_live_mission_board.py and tests/local/test_live_mission.py are the
     # behaviour; these are the words
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("operating/service.md", "operating/board.md").split())
     for words in (
         "A `resume` or `retry` (a comment, the web board, a check run's button) of a run whose mission's job (an "
         "advisor's or a decision's too) GitHub still lists queued or in progress is refused with a reply, and "

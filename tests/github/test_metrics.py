@@ -20,7 +20,7 @@ from app.webhooks.router import Outcome
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import delivered
 
@@ -113,7 +113,7 @@ def test_an_unknown_cost_adds_calls_and_tokens_but_no_cost(served: ServedWorld) 
 
 
 def readme_section() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = doc("operating/metrics.md")
     return text.split("### Metrics and traces", 1)[1].split("\n## ", 1)[0]
 
 

@@ -21,7 +21,7 @@ from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import settings, signed  # noqa: F401 - fixture
 from tests.webhooks.queue_helpers import post_settled
 
@@ -135,7 +135,7 @@ def test_a_damaged_run_record_fails_its_delivery_saying_how_to_fix_it(world: Wor
     assert world.fake.files_at(REPO, "interlock/state")[path] == good[: len(good) // 2]  # left as it is
     world.fake.commit_file(REPO, "interlock/state", path, good)  # a person restores it
     assert world.deliver("issue_comment", payload, delivery="stop-1") is Outcome.HANDLED
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md").split())
     assert (
         "one that meets a run record on `interlock/state` that is no run record (edited by hand, cut short: the "
         "reason names the file and how to restore it from the branch's history; the file is left as it is). Fix the "

@@ -92,9 +92,9 @@ def test_a_failed_comment_is_posted_once_by_its_redelivery_after_two_more_transi
 
 def test_the_readme_says_what_a_redelivery_posts_of_earlier_transitions() -> None:
     # the test above is the behaviour; these are the words
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("github/appless.md", "operating/service.md", "graphs/engine.md").split())
     for words in (
         'Each transition\'s events file keeps the comments it posts, by their hidden mark and text (`"owed"`).',
         "reads the events files from its own transition to the newest (at most 8, in one GraphQL call: a comment of "

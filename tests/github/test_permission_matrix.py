@@ -14,7 +14,7 @@ from app.webhooks.delivery import Delivery
 from app.webhooks.router import Outcome
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO, World, example, upstream_closed
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 ROLES = ["none", "read", "triage", "write", "maintain", "admin"]
 CONFIGURED = ["write", "maintain", "admin"]
@@ -180,5 +180,5 @@ def test_every_other_event_the_app_caused_stays_its_own(settings: ServiceSetting
 
 
 def test_the_readme_says_which_of_the_apps_own_events_count() -> None:
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(doc("operating/service.md").split())
     assert "Its close by the App itself is the one event the App causes that Interlock acts on" in readme

@@ -23,7 +23,7 @@ from tests.github.test_team_hold import command as hold_command
 from tests.github.test_team_hold import trigger as hold_trigger
 from tests.github.test_team_hold import with_teams
 from tests.github.test_team_queue import TEAM, configure, label_payload, places, queue_file, run_of, trigger
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled
 
@@ -162,7 +162,7 @@ def test_an_unreadable_stop_file_refuses_with_422_and_says_how_to_fix_it(
 
 def test_the_readme_says_what_the_tests_above_check() -> None:
     # every README sentence is checked: the behaviour by the tests above, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md").split())
     for sentence in (
         "A waiting issue's first note is recorded as told only once it is posted, so a note that failed is posted "
         "by the redelivery.",

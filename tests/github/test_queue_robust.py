@@ -18,7 +18,7 @@ from app.webhooks.settings import ServiceSettings
 from app.webhooks.teams.queue import QUEUED_LABEL, QueueUnreadable, tell_places
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
 from tests.github.test_team_queue import TEAM, configure, label_payload, places, queue_file, run_of, said, trigger
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled
 
@@ -160,7 +160,7 @@ def test_a_waiting_issue_is_labelled_queued_until_it_starts_or_leaves(world: Wor
 
 
 def test_the_readme_says_how_queues_hold_up() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md").split())
     assert "A run that failed, stopped or escalated can still be resumed, so it keeps its place until it ends." in text
     assert "A waiting issue carries the label `interlock:queued`, removed when its run starts or it leaves" in text
     assert "Each place is posted only after the write that decided it won, so two service replicas racing" in text

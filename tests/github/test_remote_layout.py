@@ -17,7 +17,7 @@ from app.store.github import GitHubStore
 from app.store.layout import SHARDED, V2, layout_file, layout_path, logical, placed
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
 from tests.github.test_remote_reports import STATE, app_env, interlock, served  # noqa: F401 - fixtures
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 RUN = "issue-1"
 COMMANDS = [["status", "--json"], ["journey", "--json"], ["money", "--json"], ["verify"]]
@@ -156,7 +156,7 @@ def test_a_state_branch_too_large_to_list_keeps_the_run_in_v1_and_loses_nothing(
 
 def test_the_readme_says_what_the_service_and_the_job_do_with_layout_v2() -> None:
     # the README's "Journal layout v2" paragraph, as the tests above and tests/runner/test_job_layout.py check it
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("github/action.md", "local/journal.md").split())
     paragraph = text[text.index("**Journal layout v2.**") : text.index("### Tamper evidence")]
     for said in (
         "On GitHub the service writes a new run in v2 too",  # test_the_service_writes_a_new_run_in_layout_v2

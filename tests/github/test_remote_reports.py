@@ -20,7 +20,7 @@ from app.store.layout import V1
 from tests.github.git_github import Loopback
 from tests.github.test_doctor import KEY
 from tests.github.test_flows import REPO, World, retry_waits, world  # noqa: F401 - fixtures
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.local.harness import make_repo
 
 STATE = "interlock/state"
@@ -162,7 +162,7 @@ def test_a_run_on_github_shows_no_runner(served: str) -> None:
 
 
 def test_the_readme_says_how_the_reports_read_github() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/running.md", "github/appless.md").split())
     for said in (
         "The reports `status`, `journey` and `money` also read a run on GitHub: `--repo OWNER/NAME`, a name that is "
         "no folder, reads the repository's `interlock/state` branch through the API, every file at the commit of "

@@ -26,7 +26,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     upstream_closed,
     world,
 )
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 LIB = "octo/lib"
 BOT = "interlock-app[bot]"
@@ -364,7 +364,7 @@ def test_a_cancelled_run_puts_the_request_back_to_open(world: World) -> None:
 
 def test_the_readme_says_how_requests_between_repositories_work() -> None:
     # every README sentence is checked: the behaviour by the tests above, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md", "github/requests.md").split())
     assert "**Requests between repositories** (SPEC U3, U4, V6)." in text
     assert "A `team: <name>` line right after the title names the target's team;" in text
     assert "the App starts it at once on the team's `defaultGraph`, without a person," in text

@@ -43,7 +43,7 @@ from tests.github.test_supervision import (
     supervision_issues,
 )
 from tests.github.test_team_queue import configure, label_payload, run_of, said
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 SELF_ACCEPTING = """base: develop
 default_graph: small
@@ -209,7 +209,7 @@ def lib_queue(world: World) -> list[int]:
 
 def test_the_readme_says_how_requests_are_hardened() -> None:
     # every sentence below is checked by a test of this file
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md", "github/requests.md").split())
     for sentence in (
         "changes nothing (a request waiting in its team's queue stays in line).",
         "The marker counts only as the trailer of the body of an issue the App opened as a request.",

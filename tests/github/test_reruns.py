@@ -24,7 +24,7 @@ from tests.github.test_flows import (
     retry_waits,  # noqa: F401  (autouse: githubkit retries without waiting)
     writes,
 )
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled
 
@@ -228,7 +228,7 @@ def test_the_service_answers_a_missing_base_branch_with_2xx(
 
 
 def test_the_readme_says_how_an_issue_runs_again() -> None:
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(doc("operating/service.md").split())
     assert "Labelling the issue again after its run ended (`done` or `cancelled`) starts a new run" in readme
     assert "`issue-<n>-2`, `issue-<n>-3`" in readme
     assert "A base branch that does not exist is refused with a 202" in readme

@@ -20,7 +20,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     world,
 )
 from tests.github.test_team_queue import configure
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 DOCS, WEB = "octo/docs", "octo/web"
 TEAM = """base: develop
@@ -181,9 +181,9 @@ def test_config_check_no_longer_warns_that_satellites_do_nothing(tmp_path: Path)
 def test_the_readme_says_how_satellites_work() -> None:
     # every README sentence is checked: the behaviour by the tests of this file, tests/runner/test_satellite_job.py
     # and tests/local/test_satellites.py, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md", "github/satellites.md").split())
     start = text.index("**Satellite repositories** (SPEC U7, P4).")
-    said = text[start : text.index("**Checking it**", start)]
+    said = text[start:]  # to the end of the satellites page, where "**Checking it**" followed it
     for words in (
         "each satellite gets a run branch `interlock/<run-id>` from its default branch",
         "a satellite the App cannot read refuses the start, and nothing is made",

@@ -10,7 +10,7 @@ import re
 
 from tests.github.test_flows import REPO, World, world  # noqa: F401 - fixture
 from tests.github.test_team_queue import configure
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 ROLES = """base: develop
 default_graph: small
@@ -56,7 +56,7 @@ def test_a_repository_without_teams_runs_every_mission_on_the_fallback(world: Wo
 
 
 def test_the_readme_says_the_status_comment_shows_who_does_each_mission() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md").split())
     assert "each mission's capability → role → agent → model, as the local journey shows them" in text
     assert "`fallback` where no role named an agent, so the job ran the workflow's `agent` input" in text
     assert REPO == "octo/app"

@@ -14,7 +14,7 @@ from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from app.webhooks.stored_graph import StoredGraphRefused
 from tests.github.test_flows import REPO, World, example, world  # noqa: F401 - fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled
 
@@ -82,6 +82,6 @@ def test_a_stored_graph_that_is_no_graph_refuses_a_command_and_tells_the_issue(w
 
 
 def test_the_readme_says_what_an_unreadable_stored_graph_does() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md").split())
     assert "A run whose graph stored on `interlock/state` cannot be read" in text
     assert "each of its events is answered 422 and changes nothing" in text

@@ -23,7 +23,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     world,
 )
 from tests.github.test_team_queue import configure, label_payload, run_of, said
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 TEAMS = """base: develop
 default_graph: small
@@ -225,7 +225,7 @@ def test_supervisions_wait_in_the_supervising_teams_queue(world: World) -> None:
 
 def test_the_readme_says_how_supervision_works() -> None:
     # every README sentence is checked: the behaviour by the tests above, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md").split())
     for sentence in (
         "A team that sets `onRunEnd: <graph>` supervises the runs of the other teams.",
         "When one of their runs ends (done or cancelled), the App opens an issue `Supervision of run <id>`, "

@@ -25,7 +25,7 @@ from tests.github.test_supervision import (
     supervision_issues,
 )
 from tests.github.test_team_queue import configure, label_payload, run_of
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 
 def test_a_secret_cut_at_the_decision_files_limit_is_not_half_shown_in_the_supervision_issue(world: World) -> None:
@@ -176,7 +176,7 @@ def test_a_crash_between_the_intent_and_the_issue_is_taken_over_once_the_intent_
 
 def test_the_readme_says_how_supervision_holds_against_replicas_and_odd_citations() -> None:
     # every README sentence is checked: the behaviour by the tests above, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md").split())
     for sentence in (
         "Two service replicas handling one end, or a redelivery after a crash, open one issue: the intent to open "
         "it is written on the state branch first, with compare-and-swap, and the issue carries a marker by which "

@@ -21,7 +21,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     world,
 )
 from tests.github.test_team_queue import configure, restart, said
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 TEAMS = """base: develop
 default_graph: small
@@ -242,7 +242,7 @@ def test_a_run_a_person_stopped_stays_stopped_when_its_team_starts(world: World)
 
 def test_the_readme_says_how_a_team_stops() -> None:
     # every README sentence is checked: the behaviour by the tests above, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md", "github/teams.md").split())
     for sentence in [
         "`/interlock team stop [TEAM]` and `/interlock team start [TEAM]` stop and start a whole team.",
         "by a person with the configured permission (anyone else is told so, and nothing changes);",

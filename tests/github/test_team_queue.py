@@ -26,7 +26,7 @@ from tests.github.test_flows import (  # noqa: F401 - fixture
     retry_waits,
     world,
 )
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 TEAM = """base: develop
 default_graph: small
@@ -175,7 +175,7 @@ def test_a_failed_start_of_the_next_keeps_the_queue(world: World) -> None:
 
 def test_the_readme_says_how_queues_work() -> None:
     # every README sentence is checked: the behaviour by the tests above, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/teams.md").split())
     assert "A team runs at most `concurrency` live runs at once (default 1)." in text
     assert "The implicit team of a file without `teams:` is not limited, as before teams," in text
     assert "Every key is acted on:" in text and "does not act on it yet" not in text

@@ -9,7 +9,7 @@ import json
 from app.engine.record import Status
 from app.webhooks.router import Outcome
 from tests.github.test_flows import REPO, SMALL_GRAPH, World, world  # noqa: F401 - the fixture
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 TEAMS = """base: develop
 default_graph: small
@@ -89,7 +89,7 @@ def test_a_repository_without_teams_records_no_team_and_shows_none(world: World)
 
 
 def test_the_readme_says_how_a_runs_team_is_chosen() -> None:
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc("github/teams.md").split())
     assert (
         "**Which team a run belongs to**: the team a `team:<name>` label of the issue names, else the first team whose"
         " graphsets hold the run's graph, else the repository's default team (the first, or the implicit one)."

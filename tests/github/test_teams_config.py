@@ -7,7 +7,7 @@ import pytest
 
 from app.github.config import ConfigInvalid, RepoConfig, parse_config
 from app.github.teams import TeamUnknown, choose_team, graph_folders, team_named
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 TWO_TEAMS = b"""
 gatekeepers: [alice]
@@ -108,7 +108,7 @@ def test_every_problem_is_named_at_once() -> None:
 
 
 def test_the_readme_teams_example_parses_as_it_says() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = doc("local/doctor.md", "github/configuration.md", "github/teams.md")
     block = readme.split("**Teams** (SPEC U1, U2).", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     [core] = parse_config(b"gatekeepers: [x]\n" + block.encode()).team_settings()
     assert (core.name, [role.name for role in core.roster.roles], core.gatekeepers) == (

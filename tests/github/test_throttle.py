@@ -31,7 +31,7 @@ from app.github.throttle import (
 from app.webhooks.service import DEADLINE_S
 from app.webhooks.settings import ServiceSettings
 from tests.github.fake_github import FakeGitHub, VirtualClock
-from tests.helpers import ROOT
+from tests.helpers import doc
 
 REPO = "octo/app"
 
@@ -178,7 +178,7 @@ def test_a_long_retry_after_fails_the_call_at_once_and_a_short_one_is_waited_for
 
 
 def test_the_readme_says_what_the_limiter_and_the_backoff_do() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("operating/service.md").split())
     assert (
         "The service never sends more than 80 content-creating requests (REST writes and GraphQL mutations) a minute "
         "per installation, nor 500 an hour, and waits for GitHub's `retry-after` on a 403 or 429 once: a request that "

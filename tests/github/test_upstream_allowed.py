@@ -62,9 +62,13 @@ def test_an_upstream_entry_that_is_no_repository_is_a_clear_error(entry: str) ->
 def test_the_readme_examples_of_upstream_are_valid_configuration() -> None:
     # the `upstream:` lines of both configuration examples in README.md parse and allow what they say
     from app.engine.verdict import upstream_allowed
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    lines = [line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("upstream: [")]
+    lines = [
+        line
+        for line in doc("local/configuration.md", "github/configuration.md").splitlines()
+        if line.startswith("upstream: [")
+    ]
     assert len(lines) == 2
     local = parse_local_config(lines[0].encode(), Path("c.yml")).upstream
     repo = parse_repo_config(lines[1].encode()).upstream

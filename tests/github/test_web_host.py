@@ -23,7 +23,7 @@ def test_an_installation_on_an_enterprise_server_links_there(settings: ServiceSe
 
 
 def test_the_readme_says_where_links_point() -> None:
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("operating/service.md").split())
     assert "are on the web host of `GITHUB_API_URL`: `https://github.com` for `https://api.github.com`, and " in text

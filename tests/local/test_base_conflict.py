@@ -13,7 +13,7 @@ from app.engine.record import ReasonCode, Status
 from app.local.basestate import with_delivery_state
 from app.local.gitops import open_repo
 from app.local.missions import now
-from tests.helpers import ROOT, edge, graph, node
+from tests.helpers import doc, edge, graph, node
 from tests.local.harness import IDENTITY, Bench
 from tests.local.test_runs import at
 
@@ -130,7 +130,7 @@ def test_the_events_that_may_end_a_run_carry_the_state_read_now(
 def test_the_readme_says_how_the_end_is_checked_against_the_base() -> None:
     # SPEC V9: each sentence added to the README, checked against the behaviour tested above and in
     # tests/engine/test_base_conflict.py and tests/e2e/test_base_conflict_loop.py
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/running.md", "github/satellites.md", "graphs/engine.md").split())
     for words in (
         "before a run ends and its pull request is marked ready, the delivery is checked against its base, with the "
         "git state the event that ends the run carries",

@@ -11,7 +11,7 @@ from typing import Any
 from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
 from app.runner.ignore import IGNORED
-from tests.helpers import ROOT, edge, graph, node
+from tests.helpers import doc, edge, graph, node
 from tests.local.harness import Bench
 
 CHECKED = parse_graph(
@@ -67,7 +67,7 @@ def test_a_local_run_commits_the_agents_work_but_no_cache_and_nothing_for_a_chec
 
 
 def test_the_readme_lists_the_ignore_list_of_the_code() -> None:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/running.md", "github/action.md").split())
     start = text.index("unless the repository already tracks them:")
     listed = re.findall(r"`([^`]+)`", text[start : text.index(" — the cache", start)])
     assert tuple(listed) == IGNORED

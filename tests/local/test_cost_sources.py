@@ -15,7 +15,7 @@ from app.engine.cost_source import CostSource, describe
 from app.engine.record import Usage
 from app.local.reports import money_report
 from tests.engine.driver import Driver, loop_graph
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.local.test_costs import run_with, server  # noqa: F401 - the fixture
 
 
@@ -80,7 +80,7 @@ def test_a_record_written_before_sources_were_kept_reads_and_shows_none() -> Non
 
 
 def test_the_readme_says_where_each_cost_came_from() -> None:
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/agents.md").split())
     for source in CostSource:  # every source the column can name is explained, in the words it prints
         assert describe(source, "2026-12-01") in text, source
         assert f"`{source.value}`" in text, source

@@ -56,9 +56,9 @@ def test_a_resume_records_who_decided_and_when_in_the_journal_and_the_decision_f
 
 def test_the_readme_says_what_a_decision_records() -> None:
     from app.engine.record import DECISION_WINDOW, Choice
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("graphs/engine.md").split())
     assert f"`decisions` in `status --json`, the newest {DECISION_WINDOW}; `decision_count` counts them all" in text
     *others, last = list(Choice)  # SPEC P5 added `budget` at the end
     assert f"(`choice`: {', '.join(f'`{c.value}`' for c in others)} or `{last.value}`;" in text

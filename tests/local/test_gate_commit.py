@@ -103,9 +103,9 @@ def test_interlock_approve_of_a_moved_branch_says_why_and_changes_nothing(tmp_pa
 
 def test_the_readme_says_what_a_local_approval_is_of() -> None:
     # SPEC H5: the sentence the tests above check
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/running.md", "operating/service.md").split())
     assert (
         "either is of the run branch's head as it is then, and when the branch moved after the gate opened (a commit "
         "by hand) it is refused, naming both commits, and nothing changes (`route VERDICT` still passes the gate by "

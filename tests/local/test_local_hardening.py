@@ -27,7 +27,7 @@ from app.local.gitops import GitProblem
 from app.local.missions import now
 from app.local.queue import TeamFull, queue_folder, team_place
 from app.store.journal import record_path
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.local.harness import Bench, make_repo
 from tests.local.test_team_queue import Proc, interlock, team_repo
 
@@ -317,7 +317,7 @@ def test_runs_of_two_repositories_with_one_satellite_do_not_share_its_run_branch
 
 def test_the_readme_says_how_the_local_queue_treats_people_killed_runs_and_odd_files() -> None:
     # each sentence is checked by a test above: terminal gates, a moved-on run, a killed holder, names, files
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/configuration.md", "github/satellites.md").split())
     for words in (
         "A run asking a person at the terminal (a gate, a question) gives its place up until the answer, then "
         "waits in line for one again.",
@@ -334,7 +334,7 @@ def test_the_readme_says_how_the_local_queue_treats_people_killed_runs_and_odd_f
 
 def test_the_readme_says_which_satellites_a_local_run_refuses() -> None:
     # each sentence is checked by a satellite test above (SPEC U7)
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/configuration.md", "github/satellites.md").split())
     for words in (
         "A satellite that is the run's own repository (its git folder, a linked worktree of it) is refused before "
         "anything is made.",

@@ -14,7 +14,7 @@ from typing import Any
 import git
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.local.harness import AGENT, make_repo
 
 TWO_STEPS = {
@@ -277,7 +277,7 @@ def test_the_local_only_keys_are_refused_by_config_check_as_by_the_app(repo: Pat
 
 def test_the_readme_says_how_the_repository_file_drives_local_runs() -> None:
     # every README sentence is checked: the behaviour by the tests above and in test_team_queue.py, the words here
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("local/configuration.md").split())
     for words in (
         "Without `--config`, `interlock run` reads the repository's own `.github/interlock.yml` when its work tree",
         "A file is read in the repository's format when it is a `.github/interlock.yml` or has a key only that",

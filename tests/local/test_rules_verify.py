@@ -10,7 +10,7 @@ from typing import Any
 from app.engine import rules
 from app.engine.record import Status
 from app.store.journal import event_path, record_path
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.local.harness import Bench
 from tests.local.test_runs import LOOP
 from tests.local.test_verify import SCRIPT, commit_on_state, finished_run, state_file, verify
@@ -83,7 +83,7 @@ def test_a_transition_made_under_rules_this_interlock_does_not_know_is_refused_p
 
 def test_readme_says_verify_replays_each_transition_by_its_rules() -> None:
     # the tests above are the behaviour; these are the words
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/journal.md").split())
     for sentence in README_SENTENCES:
         assert sentence in text, sentence
 

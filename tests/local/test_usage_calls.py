@@ -16,11 +16,11 @@ from app.engine.record import Category, Ledger, Status, Usage
 from app.local.config import LocalConfig
 from app.local.shell import LocalShell
 from app.runner.outcomes import mission_event
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.local.harness import make_repo
 from tests.local.test_runs import LOOP
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = doc("local/agents.md")
 AGENT = r"""
 import json, os, pathlib, sys
 pathlib.Path("src").mkdir(exist_ok=True)

@@ -201,9 +201,9 @@ README_SENTENCES = (  # each checked by a test above (SPEC J6) or in tests/local
 
 def test_readme_says_what_verify_and_pinned_graphs_do() -> None:
     # SPEC J6, J7: the README's words, each sentence's behaviour tested in this file and test_pinned_graph.py
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/journal.md").split())
     for sentence in README_SENTENCES:
         assert sentence in text, sentence
 

@@ -25,7 +25,7 @@ from app.runner.isolate import NETWORK
 from app.webhooks.handlers import JOB_TITLE, Handlers
 from app.webhooks.router import Router
 from tests.core_install import core_only_command
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.runner.test_job import (
     AGENT,
     BRANCH,
@@ -274,7 +274,7 @@ def test_the_images_command_serves_and_its_healthcheck_sees_it(tmp_path: Path) -
 
 
 def readme_part(start: str, end: str) -> str:
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/action.md").split())
     return text[text.index(start) : text.index(end, text.index(start))]
 
 

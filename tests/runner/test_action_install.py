@@ -17,7 +17,7 @@ from pathlib import Path
 
 from app.cli.common import INSTALL_SERVICE
 from tests.core_install import project
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.runner.test_action import ACTION, WORK_STEP, load, step_script
 
 KEY_STEP, CACHE_STEP, UV_CACHE_STEP, INSTALL_STEP = (
@@ -219,7 +219,7 @@ def test_a_cached_environment_is_used_without_installing(tmp_path: Path) -> None
 
 
 def test_the_readme_describes_the_install_the_action_runs() -> None:
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(doc("github/app.md", "github/action.md").split())
     start = readme.index("**The job's install.**")
     section = readme[start : readme.index("**Self-hosted runners.**", start)]
     uv = step_script(INSTALL_STEP)["env"]["UV_VERSION"]

@@ -7,10 +7,10 @@ import re
 from typing import Any
 
 from app.agents.environment import AGENT_KEYS, KEY_NAMES, allowed_environment
-from tests.helpers import ROOT
+from tests.helpers import DOCS
 from tests.runner.test_action import MISSION_WORKFLOW, load
 
-README = ROOT / "README.md"
+README = DOCS / "github" / "app.md"
 HEADING = "**Secrets each agent needs.**"
 NAME = re.compile(r"`([A-Z][A-Z0-9_]+)`")
 

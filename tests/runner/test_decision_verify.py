@@ -27,7 +27,7 @@ from app.runner.driver import RunDriver, same_event
 from app.runner.verify import verify
 from app.store.journal import encode_json, mission_path
 from app.store.memory import MemoryStore
-from tests.helpers import GRAPHS, ROOT
+from tests.helpers import GRAPHS, doc
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 TRIAGE = parse_graph(json.loads((GRAPHS / "operations" / "triage.json").read_text(encoding="utf-8")))
@@ -93,7 +93,7 @@ def recorded_then_verified(monkeypatch: pytest.MonkeyPatch, answer: str) -> str 
 
 def test_the_readme_says_which_older_runs_verify_under_their_rules() -> None:
     # the tests here and in test_long_verify.py are the behaviour; these are the words
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/journal.md").split())
     assert (
         "so a run recorded before a change of the rules still verifies untouched — a run of more than about 160 "
         "missions recorded before the context history was trimmed (rules 1), or a decision answered in prose, as "

@@ -14,7 +14,7 @@ from app.runner.job import JobSettings, _call
 from app.runner.orders import mission_order, read_order, role_for
 from app.store.journal import encode_json
 from tests.engine.test_overflow_prompt import DRAFT, review_after_two_drafts
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.runner.test_roles import dispatch
 
 TEAM = parse_team({"roles": {"triager": {"capabilities": ["coding"], "agent": "openai:gemma", "maxTokens": 256}}})
@@ -63,7 +63,7 @@ def test_an_order_whose_role_names_an_agent_cli_carries_no_shorter_prompt() -> N
         team = parse_team({"roles": {"dev": {"capabilities": [effect.capability], "agent": agent}}})
         order = mission_order(effect, role=role_for(team, effect.capability))
         assert ("shorter_prompt" in order) is carried, agent
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc("local/agents.md").split())
     assert "unless the role names an agent that is no chat API (`claude`, a command): its orders keep their size" in (
         readme
     )

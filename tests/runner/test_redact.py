@@ -15,7 +15,7 @@ from app.engine import events as ev
 from app.engine.record import MissionStatus
 from app.redact import MASK, PERSON_TEXT, SECRET_NAME, Redactor
 from app.runner.records import masked_outcome
-from tests.helpers import ROOT
+from tests.helpers import doc
 from tests.secret_shapes import ONE_OF_EACH, PGP_KEY, SHAPES, core
 
 AROUND = st.text(max_size=30)
@@ -66,7 +66,7 @@ def test_text_without_a_secret_passes_unchanged(prose: str) -> None:
 
 def test_the_readme_says_exactly_what_is_masked() -> None:
     # every variable name and token prefix the README lists is masked, and every one the redactor knows is listed
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/action.md").split())
     said = text[text.index("Secrets are masked as") : text.index("carry none")]
     names = re.findall(r"`([A-Z_]+)`", said.split("; and")[0])
     assert sorted(names) == sorted(
@@ -118,7 +118,7 @@ def test_an_event_without_a_secret_is_the_very_same_event() -> None:
 def test_the_readme_says_peoples_text_is_masked_where_it_enters() -> None:
     # each kind of person's text the README names is one the end-to-end tests plant secrets in
     # (tests/local/test_person_redaction.py, tests/github/test_person_redaction.py)
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join(doc("github/action.md").split())
     said = text[text.index("So is what people type") : text.index("takes them in.")]
     for entry in (
         "the issue's title and body",

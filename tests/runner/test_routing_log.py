@@ -86,9 +86,9 @@ def test_transitions_made_before_rules_4_are_counted_not_guessed(monkeypatch: py
 
 def test_the_readme_says_where_every_routing_line_is_kept() -> None:
     # the tests above are the behaviour; these are the words
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/journal.md").split())
     assert (
         "The routing lines leave the record, never the journal: each transition's events file keeps the lines it "
         'added (`"routing"`, since engine rules 4), so `interlock journey RUN --routing` prints every verdict'

@@ -159,9 +159,9 @@ def test_a_malformed_archive_is_a_clear_error(tmp_path: Path, monkeypatch: Any) 
 def test_the_readme_says_what_archive_does() -> None:
     # SPEC GH4 (issue 27): the state branch stays small; the README's words are the command's behaviour tested above
     from app.store.archive import DEFAULT_DAYS
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(doc("local/journal.md").split())
     section = text.split("**Archiving ended runs.**", 1)[1].split("### ", 1)[0]
     assert f"last written more than {DEFAULT_DAYS} days ago (`--older-than`; 0 archives none)" in section
     assert f"`{archive_path('<run-id>')}`" in section and "one compare-and-swap commit per run" in section

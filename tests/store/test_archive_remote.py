@@ -18,7 +18,7 @@ from app.github.config import RepoConfig
 from app.runner.archive_remote import archive_remote
 from app.runner.remote import Remote
 from app.store.archive import DEFAULT_DAYS, archive_path
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.runner.test_action import ACTION, run_action_script
 from tests.runner.test_job import PUSH_TOKEN
 from tests.store.test_archive import ended_run
@@ -126,7 +126,7 @@ def test_the_archive_workflow_runs_daily_with_a_write_token_only_for_contents() 
 
 def test_the_readme_names_the_key_and_the_workflow() -> None:
     # issue 27: the README's words are the behaviour tested above
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc("local/journal.md", "github/configuration.md").split())
     section = readme.split("**Archiving ended runs.**", 1)[1].split("### ", 1)[0]
     assert "`.github/workflows/interlock-archive.yml`" in section and "`archive_after_days`" in section
     assert "a fast-forward push of its own" in section and "no API request" in section

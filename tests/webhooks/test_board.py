@@ -23,7 +23,7 @@ from app.webhooks.board.web import Board, board_router
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_env
 from tests.github.test_flows import REPO, World, example
-from tests.helpers import GRAPHS
+from tests.helpers import GRAPHS, doc
 
 SECRET_REPO = "octo/secret"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -313,7 +313,7 @@ def test_the_readme_describes_the_board_as_it_is() -> None:
     from app.webhooks.board import settings as configured
     from tests.helpers import ROOT
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = doc("operating/board.md")
     section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
     for name in ("INTERLOCK_OAUTH_CLIENT_ID", "INTERLOCK_OAUTH_CLIENT_SECRET", "INTERLOCK_SESSION_SECRET",
                  "INTERLOCK_SERVICE_URL", "GITHUB_WEB_URL", "INTERLOCK_BOARD_CACHE_S"):  # fmt: skip

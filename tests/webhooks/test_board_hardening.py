@@ -48,9 +48,9 @@ def test_an_action_github_fails_to_carry_out_is_not_called_unchanged_and_trying_
 
 
 def test_the_readme_says_how_a_failed_action_is_finished_and_that_the_page_is_redacted() -> None:
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = doc("operating/board.md")
     section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
     assert "the answer is a 502 saying the action was recorded, with a **Try again** button" in section
     assert "a token in a run's title is shown as `[redacted]`" in section
@@ -62,7 +62,7 @@ def test_buttons_after_a_permission_was_removed_are_refused_and_the_readme_says_
     # README "### Web board": "nobody without it sees the buttons" was not true for PERMISSION_TTL_S seconds;
     # the sentence now says so, and the action itself is refused at once.
     from app.webhooks.board.data import PERMISSION_TTL_S
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
     site.sign_in("alice")
     assert 'data-action="pause"' in site.client.get("/board").text
@@ -70,7 +70,7 @@ def test_buttons_after_a_permission_was_removed_are_refused_and_the_readme_says_
     assert 'data-action="pause"' in site.client.get("/board").text  # kept PERMISSION_TTL_S
     refused = site.act("pause")
     assert refused.status_code == 403 and site.record()["stop_requested"] is False
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = doc("operating/board.md")
     section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
     assert f"for {PERMISSION_TTL_S:.0f} seconds, so buttons may show that long" in section
     assert "a person removed from one still sees its runs until the session ends" in section
@@ -92,7 +92,7 @@ def test_a_service_url_with_a_path_is_refused_at_start() -> None:
     # The cookies are limited to /board and every redirect names /board: behind a path prefix
     # (https://host/interlock) the sign-in state cookie never came back, and every sign-in was refused with 403.
     from app.webhooks.board.settings import board_settings
-    from tests.helpers import ROOT
+    from tests.helpers import doc
 
     on = {
         "INTERLOCK_OAUTH_CLIENT_ID": "Iv1.x",
@@ -106,5 +106,5 @@ def test_a_service_url_with_a_path_is_refused_at_start() -> None:
     fine: list[str] = []
     assert board_settings({**on, "INTERLOCK_SERVICE_URL": "https://host.example:8443/"}, fine) is not None
     assert fine == []
-    section = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split("### Web board", 1)[1].split())
+    section = " ".join(doc("operating/board.md").split("### Web board", 1)[1].split())
     assert "or when the service URL has a path." in section and "without a path" in section

@@ -21,7 +21,7 @@ from app.webhooks.receiver import QUEUE_DOWN
 from app.webhooks.router import Outcome, Router
 from app.webhooks.service import WEBHOOK_PATH, create_app
 from app.webhooks.settings import ServiceSettings
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.redis_server import RedisServer, free_port, redis_available
 from tests.webhooks.conftest import signed
 from tests.webhooks.queue_helpers import post_settled, settle
@@ -127,7 +127,7 @@ def test_redis_gone_later_answers_503_and_the_redelivery_is_applied(
 
 
 def readme_paragraph(title: str) -> str:
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### The service", 1)[1].split("\n### ", 1)[0]
+    section = doc("operating/scaling.md", "operating/service.md").split("### The service", 1)[1].split("\n### ", 1)[0]
     return " ".join(section[section.index(title) :].split("\n\n", 1)[0].split())
 
 

@@ -25,7 +25,7 @@ from app.webhooks.router import Router
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings, SettingsError, settings_from_env
 from tests.github.fake_github import FakeGitHub
-from tests.helpers import ROOT
+from tests.helpers import ROOT, doc
 from tests.webhooks.conftest import pem_key
 from tests.webhooks.test_sweep import attempt, github
 
@@ -98,7 +98,7 @@ def test_each_sweep_setting_is_checked_naming_its_variable(name: str, value: str
 
 def test_the_readme_says_what_the_sweep_does() -> None:
     # the README's words and figures are the code's
-    section = ROOT.joinpath("README.md").read_text(encoding="utf-8").split("### The service", 1)[1]
+    section = doc("operating/service.md").split("### The service", 1)[1]
     said = " ".join(section.split("\n## ", 1)[0].split())
     assert (
         "**Failed deliveries come back by themselves** (SPEC GH8). Every `INTERLOCK_SWEEP_S` seconds "

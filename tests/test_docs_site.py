@@ -1,0 +1,67 @@
+"""The documentation site (issue 29): the README stays short, every page of ``docs/`` is in ``mkdocs.yml``'s nav,
+and ``mkdocs build --strict`` passes (no broken link or anchor, no page left out of the nav)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.helpers import DOCS, ROOT
+
+README_LINES = 250
+
+
+def nav_pages(entries: list[Any]) -> list[str]:
+    """Every page the nav names, in order (``- Title: page.md`` or nested sections)."""
+    pages: list[str] = []
+    for entry in entries:
+        for value in entry.values() if isinstance(entry, dict) else [entry]:
+            pages.extend(nav_pages(value) if isinstance(value, list) else [value])
+    return pages
+
+
+def config() -> dict[str, Any]:
+    # mkdocs.yml may carry `!!python/name:` tags for extensions: read it without building anything
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    loaded: dict[str, Any] = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    return loaded
+
+
+def test_the_readme_is_short() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_LINES, f"README.md has {len(lines)} lines, at most {README_LINES}"
+
+
+def test_every_page_of_the_docs_is_in_the_nav() -> None:
+    site = config()
+    assert site["site_name"] == "Interlock" and site["theme"]["name"] == "material" and site["strict"] is True
+    named = nav_pages(site["nav"])
+    assert len(named) == len(set(named)), "a page is in the nav twice"
+    pages = sorted(str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md"))
+    assert sorted(set(pages) - set(named)) == [], "pages under docs/ that the nav leaves out"
+
+
+def test_the_strict_build_passes(tmp_path: Path) -> None:
+    # strict turns every warning (a broken link or anchor, a file outside the nav, a nav entry with no file) into
+    # a failure; mkdocs.yml's `validation:` makes the unknown anchors and omitted files warnings
+    site = config()
+    assert {"omitted_files", "anchors", "unrecognized_links", "not_found"} <= set(site["validation"])
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "WARNING" not in built.stderr, built.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
