@@ -47,7 +47,7 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Local run conf
 GatesOpt = Annotated[GateMode | None, typer.Option("--gates", help="ask (terminal), approve (autopilot), stop.")]
 
 # A mission job installs the core alone (pyproject.toml's ``dependencies``: the action's install is measured in
-# seconds, see the README's "The action"); the webhook service, its web board and signing in as the GitHub App
+# seconds, see docs/github/action.md); the webhook service, its web board and signing in as the GitHub App
 # need the ``service`` extra (FastAPI, uvicorn, githubkit's App auth with PyJWT, cryptography, and the Redis client
 # replicas share their quota through). Those imports stand inside the commands that need them, so a core install
 # runs every job command, and a service command run there fails with the line to type rather than an internal

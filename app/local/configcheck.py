@@ -22,8 +22,8 @@ from app.local.config import LocalConfig
 from app.local.repofile import RepoFileInvalid, is_repository_format, read_repository_data
 
 TEXT_KEYS = ("agent", "decide", "advisor", "base")  # what the agents and base checks need from a bad file
-README_SECTION = 'the keys are listed in the README, "Configuration (--config FILE)"'
-REPOSITORY_SECTION = 'the README says how, "Repository configuration" and "Configuration (--config FILE)"'
+KEYS_PAGE = "the keys are listed in docs/local/configuration.md"
+REPOSITORY_PAGES = "docs/local/configuration.md and docs/reference/configuration.md say how"
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def config_findings(path: Path | None) -> ConfigReading:
         return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, exc.reason, "correct the YAML syntax")])
     if not isinstance(data, dict):
         message = f"a configuration is a mapping of keys, not {type(data).__name__}"
-        return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, message, README_SECTION)])
+        return ConfigReading(None, [error(FindingCode.CONFIG_FILE, subject, message, KEYS_PAGE)])
     if is_repository_format(data, path):
         return _repository_reading(data, path, subject)
     findings = _team_findings(data, subject)
@@ -79,7 +79,7 @@ def _repository_reading(data: dict[str, Any], path: Path, subject: str) -> Confi
     try:
         file = read_repository_data(data, path)
     except RepoFileInvalid as exc:
-        fix = f"correct it; {REPOSITORY_SECTION}"
+        fix = f"correct it; {REPOSITORY_PAGES}"
         findings = [error(FindingCode.CONFIG_KEY, subject, problem, fix) for problem in exc.problems]
         fallback = LocalConfig(**{key: data[key] for key in TEXT_KEYS if isinstance(data.get(key), str)})
         return ConfigReading(None, findings, fallback)
@@ -104,14 +104,12 @@ def _key_finding(problem: Any, subject: str) -> Finding:
     if problem["type"] == "extra_forbidden":
         known = list(LocalConfig.model_fields)
         if len(problem["loc"]) > 1:
-            return error(FindingCode.CONFIG_KEY, subject, f"unknown key `{where}`", f"remove it; {README_SECTION}")
+            return error(FindingCode.CONFIG_KEY, subject, f"unknown key `{where}`", f"remove it; {KEYS_PAGE}")
         close = difflib.get_close_matches(where, known, n=1)
         hint = f"did you mean `{close[0]}`? " if close else ""
         fix = f"{hint}remove or rename it; the keys are {', '.join(known)}"
         return error(FindingCode.CONFIG_KEY, subject, f"unknown key `{where}`", fix)
-    return error(
-        FindingCode.CONFIG_KEY, subject, f"`{where}`: {problem['msg']}", f"correct the value; {README_SECTION}"
-    )
+    return error(FindingCode.CONFIG_KEY, subject, f"`{where}`: {problem['msg']}", f"correct the value; {KEYS_PAGE}")
 
 
 def _path_fix() -> str:
