@@ -4,6 +4,7 @@ and ``mkdocs build --strict`` passes (no broken link or anchor, no page left out
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,11 @@ from typing import Any
 import yaml
 
 from tests.helpers import DOCS, ROOT
+from tests.test_development_guide import PLACED, names_defined
 
 README_LINES = 250
+REPOSITORY_PATH = re.compile(r"`((?:app|tests|action|graphs|docs|\.github)/[\w/.*-]*)`")
+USERS_OWN = {".github/interlock.yml"}  # a file of the user's repository that the pages tell how to write
 
 
 def nav_pages(entries: list[Any]) -> list[str]:
@@ -65,3 +69,17 @@ def test_the_strict_build_passes(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     assert "WARNING" not in built.stderr, built.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_every_file_and_name_the_pages_point_at_is_there() -> None:
+    # issue 29: the modules moved into packages; a page naming `x` of `app/old.py` would send a reader nowhere
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    texts = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8") for page in pages}
+    paths = [(page, path) for page, text in texts.items() for path in REPOSITORY_PATH.findall(text)]
+    assert len(paths) > 100
+    assert [(page, path) for page, path in paths if path not in USERS_OWN and not list(ROOT.glob(path))] == []
+    placed = [(page, name, path) for page, text in texts.items() for name, path in PLACED.findall(text)]
+    assert len(placed) >= 15
+    assert [
+        item for item in placed if not (ROOT / item[2]).is_file() or item[1] not in names_defined(ROOT / item[2])
+    ] == []
