@@ -27,7 +27,7 @@ from app.github.client import GitHubApp, GitHubError, Installation
 from app.github.config import ConfigInvalid, RepoConfig
 from app.github.extends import load_config
 from app.github.installations import installation_for
-from app.github.lost_answer import answer_may_be_lost
+from app.github.lost_answer import made_once
 from app.github.teams import TEAM_LABEL, TeamSettings
 from app.runner.driver import Applied
 from app.store.github import GitHubStore
@@ -238,13 +238,11 @@ def _create_request(runs: GitHubRuns, run: Run, effect: FileRequest, issue: int,
 
 def _create_issue(runs: GitHubRuns, effect: FileRequest, body: str, labels: list[str]) -> dict[str, Any]:
     """The request issue made; when its answer is lost, the issue GitHub made of it (issue 28)."""
-    try:
+
+    def make() -> dict[str, Any]:
         return runs.api_of(effect.target).create_issue(effect.target, effect.title, body, labels)
-    except Exception as exc:
-        found = made_request(runs, effect) if answer_may_be_lost(exc) else None
-        if found is None:
-            raise
-        return found
+
+    return made_once(make, lambda: made_request(runs, effect))
 
 
 def made_request(runs: GitHubRuns, effect: FileRequest) -> dict[str, Any] | None:
