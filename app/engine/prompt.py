@@ -46,6 +46,8 @@ def _role_section(parts: PromptParts, role: Role | None) -> str:
     lines = [f"## Your role\n{intro}"]
     if role is not None and role.tools:
         lines.append(f"Tools you may use: {', '.join(role.tools)}. Use no other.")
+    if role is not None and role.deliverables:  # SPEC U1: a role's template names what it hands over
+        lines.append(f"What you hand over: {'; '.join(role.deliverables)}.")
     lines.append(
         "Work in the current directory. Do not create branches, push or merge: Interlock commits your changes."
     )

@@ -25,7 +25,9 @@ class Role(StrictModel):
         default_factory=list,
         description="the agent's tool whitelist (a tool not listed is not offered); none: the agent's defaults",
     )
-    deliverables: list[str] = Field(default_factory=list, description="what the role hands over (recorded)")
+    deliverables: list[str] = Field(
+        default_factory=list, description="what the role hands over, named in each prompt of its missions"
+    )
     agent: str | None = Field(None, description="the agent spec that does this role's missions")
     model: str | None = Field(None, description="the model the agent is asked to use")
     # The longest answer, in tokens, an HTTP agent (`openai:`, `anthropic:`) may write for this role; unset:

@@ -40,3 +40,13 @@ def test_role_without_template_gets_a_capability_intro() -> None:
     d = Driver(loop_graph())
     text = assemble_prompt(d.dispatched().prompt)
     assert "capability `coding`" in text and "Do not create branches, push or merge" in text
+
+
+def test_a_roles_deliverables_are_named_in_its_prompt_after_its_tools() -> None:
+    # SPEC U1: a role is a template of system prompt, tools and deliverables; a listed deliverable no prompt
+    # named was a setting that did nothing
+    parts = Driver(loop_graph()).dispatched().prompt
+    role = Role(name="dev", systemPrompt="You code.", tools=["Edit"], deliverables=["a summary", "the tests run"])
+    text = assemble_prompt(parts, role)
+    assert "Tools you may use: Edit. Use no other.\nWhat you hand over: a summary; the tests run.\n" in text
+    assert "What you hand over" not in assemble_prompt(parts, Role(name="dev", systemPrompt="You code."))
