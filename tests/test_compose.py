@@ -98,7 +98,7 @@ def test_the_image_has_a_data_folder_its_user_can_write(line: str) -> None:
 def test_the_readme_says_how_to_start_the_fleet() -> None:
     # SPEC GH8: "Running the service" names the compose file, the two secret files it mounts, and the data folder
     text = doc("operating/scaling.md")
-    section = " ".join(text.split("### Running the service", 1)[1].split("\n### ", 1)[0].split())
+    section = " ".join(text.split("# Running the service", 1)[1].split())
     compose = _compose()
     replicas = compose["services"]["interlock"]["deploy"]["replicas"]
     assert f"`compose.yaml` starts such a fleet: {['', 'one', 'two', 'three'][replicas]} replicas" in section

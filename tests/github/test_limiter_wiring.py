@@ -138,7 +138,7 @@ def test_the_readme_says_how_to_run_one_process_or_several() -> None:
     from app.webhooks.settings import fleet_problems
 
     text = " ".join(doc("operating/scaling.md").split())
-    section = text.split("### Running the service", 1)[1].split("### The service", 1)[0]
+    section = text.split("# Running the service", 1)[1]
     for sentence in (
         "give every replica the same `INTERLOCK_REDIS_URL` (`redis://`, `rediss://` or `unix://`) and set "
         "`INTERLOCK_REPLICAS` to how many run.",

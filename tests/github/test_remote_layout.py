@@ -157,7 +157,7 @@ def test_a_state_branch_too_large_to_list_keeps_the_run_in_v1_and_loses_nothing(
 def test_the_readme_says_what_the_service_and_the_job_do_with_layout_v2() -> None:
     # the README's "Journal layout v2" paragraph, as the tests above and tests/runner/test_job_layout.py check it
     text = " ".join(doc("github/action.md", "local/journal.md").split())
-    paragraph = text[text.index("**Journal layout v2.**") : text.index("### Tamper evidence")]
+    paragraph = text[text.index("**Journal layout v2.**") : text.index("## Tamper evidence")]
     for said in (
         "On GitHub the service writes a new run in v2 too",  # test_the_service_writes_a_new_run_in_layout_v2
         "a job stores its mission record where the run's layout puts it",  # test_job_layout

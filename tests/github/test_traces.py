@@ -21,7 +21,8 @@ from app.runner import traces
 from app.webhooks.service import create_app
 from app.webhooks.settings import ServiceSettings
 from tests.github.test_flows import REPO
-from tests.github.test_metrics import ServedWorld, readme_section
+from tests.github.test_metrics import ServedWorld
+from tests.helpers import doc
 
 
 @pytest.fixture(autouse=True)
@@ -103,7 +104,7 @@ def test_a_run_is_one_trace_with_a_span_per_transition_and_mission(
     applied = [span for span in spans if span.name == "transition MissionFinished"][1]
     assert mission.end_time == applied.start_time and mission.end_time - mission.start_time == 3_000_000_000
     keys = {key for span in spans for key in (span.attributes or {})}
-    assert keys == set(re.findall(r"`(interlock\.[a-z_.]+)`", readme_section()))  # what the README lists
+    assert keys == set(re.findall(r"`(interlock\.[a-z_.]+)`", doc("operating/traces.md")))  # what the page lists
     other_run = traces.run_ids("octo/other", run.id)[0]
     assert other_run != trace_id  # the same run id in another repository is another trace
 

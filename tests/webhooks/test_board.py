@@ -314,7 +314,7 @@ def test_the_readme_describes_the_board_as_it_is() -> None:
     from tests.helpers import ROOT
 
     text = doc("operating/board.md")
-    section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
+    section = " ".join(text.split("## Web board", 1)[1].split("\n## ", 1)[0].split())
     for name in ("INTERLOCK_OAUTH_CLIENT_ID", "INTERLOCK_OAUTH_CLIENT_SECRET", "INTERLOCK_SESSION_SECRET",
                  "INTERLOCK_SERVICE_URL", "GITHUB_WEB_URL", "INTERLOCK_BOARD_CACHE_S"):  # fmt: skip
         assert f"`{name}`" in section and name in (ROOT / "app/webhooks/board/settings.py").read_text()

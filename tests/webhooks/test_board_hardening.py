@@ -51,7 +51,7 @@ def test_the_readme_says_how_a_failed_action_is_finished_and_that_the_page_is_re
     from tests.helpers import doc
 
     text = doc("operating/board.md")
-    section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
+    section = " ".join(text.split("## Web board", 1)[1].split("\n## ", 1)[0].split())
     assert "the answer is a 502 saying the action was recorded, with a **Try again** button" in section
     assert "a token in a run's title is shown as `[redacted]`" in section
 
@@ -71,7 +71,7 @@ def test_buttons_after_a_permission_was_removed_are_refused_and_the_readme_says_
     refused = site.act("pause")
     assert refused.status_code == 403 and site.record()["stop_requested"] is False
     text = doc("operating/board.md")
-    section = " ".join(text.split("### Web board", 1)[1].split("\n## ", 1)[0].split())
+    section = " ".join(text.split("## Web board", 1)[1].split("\n## ", 1)[0].split())
     assert f"for {PERMISSION_TTL_S:.0f} seconds, so buttons may show that long" in section
     assert "a person removed from one still sees its runs until the session ends" in section
 
@@ -106,5 +106,5 @@ def test_a_service_url_with_a_path_is_refused_at_start() -> None:
     fine: list[str] = []
     assert board_settings({**on, "INTERLOCK_SERVICE_URL": "https://host.example:8443/"}, fine) is not None
     assert fine == []
-    section = " ".join(doc("operating/board.md").split("### Web board", 1)[1].split())
+    section = " ".join(doc("operating/board.md").split("## Web board", 1)[1].split())
     assert "or when the service URL has a path." in section and "without a path" in section

@@ -127,7 +127,7 @@ def test_redis_gone_later_answers_503_and_the_redelivery_is_applied(
 
 
 def readme_paragraph(title: str) -> str:
-    section = doc("operating/scaling.md", "operating/service.md").split("### The service", 1)[1].split("\n### ", 1)[0]
+    section = doc("operating/scaling.md", "operating/service.md").split("# The service", 1)[1]
     return " ".join(section[section.index(title) :].split("\n\n", 1)[0].split())
 
 

@@ -98,7 +98,7 @@ def test_each_sweep_setting_is_checked_naming_its_variable(name: str, value: str
 
 def test_the_readme_says_what_the_sweep_does() -> None:
     # the README's words and figures are the code's
-    section = doc("operating/service.md").split("### The service", 1)[1]
+    section = doc("operating/service.md").split("# The service", 1)[1]
     said = " ".join(section.split("\n## ", 1)[0].split())
     assert (
         "**Failed deliveries come back by themselves** (SPEC GH8). Every `INTERLOCK_SWEEP_S` seconds "
