@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from app.cli.config import CONFIG_PATH
 from tests.helpers import GRAPHS, ROOT
@@ -65,6 +66,14 @@ def test_validate_loads_the_graph_engine_but_no_client_git_or_shell() -> None:
     loaded = modules_after(command("validate", str(GRAPHS / "delivery" / "feature.json")))
     assert "app.graphset" in loaded  # the command ran
     assert sorted(loaded.intersection((*HEAVY[:6], "app.local.shell", "app.runner.driver"))) == []
+
+
+def test_a_local_command_loads_no_github_client(tmp_path: Path) -> None:
+    # a local report read its store through a module that imported the GitHub reader, and with it githubkit,
+    # httpx and redis: 0.2 s of every local command's start (issue 29), and of every test that runs one
+    loaded = modules_after(command("status", "nope", "--repo", str(tmp_path)))
+    assert "app.local.shell" in loaded  # the command ran
+    assert sorted(loaded.intersection(("githubkit", "httpx", "redis", "app.github.client", "fastapi"))) == []
 
 
 def test_the_config_path_the_help_names_is_the_one_the_check_reads() -> None:

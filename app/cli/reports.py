@@ -180,7 +180,7 @@ def refused(name: str, status: int, said: str) -> str:
 
 def load(name: str, run_id: str) -> tuple[GitHubStateReader, Run]:
     """The run's record from the state branch of ``name``, and the reader that read it (at that commit)."""
-    from app.store.archived import ArchivedGitHubReader
+    from app.store.github_reader import ArchivedGitHubReader
 
     state = ArchivedGitHubReader(installation(name), name)  # archived runs read as before (app/store/archive.py)
     return state, state.load(run_id)

@@ -2,7 +2,8 @@
 
 A store's own ``read`` and ``list_files`` see the branch as it is; these see an archived run's files where
 they were before archiving, so every report, the driver's graph and ``verify`` need no change. Writing is the
-store's own: an archived run ended, and nothing writes an ended run's folder again.
+store's own: an archived run ended, and nothing writes an ended run's folder again. The GitHub reader's own
+class stands beside it, in ``app/store/github_reader.py``: a local command loads no GitHub client.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from typing import cast
 
 from app.store.archive import ArchivedReader, Plain
-from app.store.github_reader import GitHubStateReader
 from app.store.gitstore import GitStore
 from app.store.journal import FileReader
 
@@ -36,7 +36,3 @@ class ReadsArchives:
 
 class ArchivedGitStore(ReadsArchives, GitStore):
     """``GitStore`` of a local state branch, archived runs included (``interlock status|verify|journey``)."""
-
-
-class ArchivedGitHubReader(ReadsArchives, GitHubStateReader):
-    """``GitHubStateReader`` of a state branch on GitHub, archived runs included (``--repo OWNER/NAME``)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from app.engine.record import Run
+from app.store.archived import ReadsArchives
 from app.store.github import GitHubStore, StateFileUnreadable
 from app.store.journal import RUNS_FOLDER, graph_path, record_path
 from app.store.layout import SHARDED, V1, V2, placed
@@ -66,3 +67,7 @@ class GitHubStateReader(GitHubStore):
             for bucket in self.api.folder(self.repo, folder, self.at, kind="dir") or []:
                 names += self.api.folder(self.repo, f"{folder}/{bucket}", self.at) or []
         return sorted(f"{folder}/{name}" for name in names)
+
+
+class ArchivedGitHubReader(ReadsArchives, GitHubStateReader):
+    """``GitHubStateReader`` of a state branch on GitHub, archived runs included (``--repo OWNER/NAME``)."""
