@@ -1,5 +1,5 @@
 """``python -m app`` runs the ``interlock`` command."""
 
-from app.cli.main import main
+from app.cli import main
 
 main()

@@ -64,4 +64,4 @@ def core_only_command(*args: str) -> list[str]:
     """``interlock ARGS`` run by this Python with no module of the service extra importable."""
     blocked = sorted(service_only_modules())
     code = f"import sys; sys.modules.update(dict.fromkeys({blocked!r})); sys.argv[0] = 'interlock'; "
-    return [sys.executable, "-c", code + "from app.cli.main import main; main()", *args]
+    return [sys.executable, "-c", code + "from app.cli import main; main()", *args]

@@ -63,7 +63,7 @@ def _code(value: str) -> str:
 def cli_page() -> str:
     import typer.main
 
-    from app.cli.main import cli
+    from app.cli.assemble import cli
 
     root = typer.main.get_command(cli)
     context = root.context_class(root, info_name="interlock")  # typer's own click, which recent typers carry

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli.main import main
+from app.cli import main
 from app.engine.record import Status
 from app.store.gitstore import GitStore
 from tests.helpers import GRAPHS, ROOT

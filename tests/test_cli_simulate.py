@@ -170,7 +170,7 @@ def test_a_simulation_longer_than_its_event_cap_ends_with_why_not_an_internal_er
     # error (RuntimeError, exit 70). The cap is lowered here so that the test is fast.
     from typer.testing import CliRunner
 
-    from app.cli.main import cli
+    from app.cli.assemble import cli
     from app.engine.graph import simulate
 
     cycle = {

@@ -1,5 +1,5 @@
-"""The command line starts light (issue 16, item 5): importing ``app.cli.main``, and printing the help, loads none of
-the modules a command loads when it runs. Checked in a fresh interpreter through ``sys.modules``, never by
+"""The command line starts light (issue 16, item 5): importing ``app.cli.assemble``, and printing the help, loads
+none of the modules a command loads when it runs. Checked in a fresh interpreter through ``sys.modules``, never by
 timing (tests/bench/bench_cli.py prints the times), so that an import added at the top of a ``cli_*`` module
 fails here instead of slowing every command down unnoticed."""
 
@@ -42,12 +42,12 @@ def modules_after(code: str) -> set[str]:
 
 def command(*argv: str) -> str:
     """Code that runs ``interlock ARGV...`` in this interpreter and carries on (its exit caught)."""
-    lines = ["import sys", f"sys.argv = ['interlock', *{list(argv)!r}]", "import app.cli.main"]
-    return "\n".join([*lines, "try:", "    app.cli.main.main()", "except SystemExit:", "    pass"])
+    lines = ["import sys", f"sys.argv = ['interlock', *{list(argv)!r}]", "import app.cli.assemble"]
+    return "\n".join([*lines, "try:", "    app.cli.assemble.main()", "except SystemExit:", "    pass"])
 
 
 def test_importing_the_command_line_loads_no_heavy_module() -> None:
-    loaded = modules_after("import app.cli.main")
+    loaded = modules_after("import app.cli.assemble")
     assert "app.cli.runs" in loaded and "app.cli.doctor" in loaded  # every command is registered
     assert sorted(loaded.intersection(HEAVY)) == []
     assert "rich" not in loaded  # typer loads it for the help, when the help is asked for

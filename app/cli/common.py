@@ -5,7 +5,7 @@ shell a command reads or drives a run with, the print of a run, the refusal of a
 the App's installation on a repository, the findings' report), and the mapping of every failure to a message and
 an exit code. Exit codes are part of the interface: 0 success, 1 when what was checked is invalid, 2 for usage
 errors and unreadable input, 70 for an unexpected failure (said in one line; ``INTERLOCK_DEBUG=1`` shows the
-traceback). Like every command module, this one imports what a helper needs when it runs (app/cli/main.py).
+traceback). Like every command module, this one imports what a helper needs when it runs (app/cli/assemble.py).
 """
 
 from __future__ import annotations

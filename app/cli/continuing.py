@@ -37,7 +37,7 @@ from app.cli.common import (
 )
 from app.engine.gatemode import GateMode
 
-if TYPE_CHECKING:  # loaded by the commands when they run (issue 16, item 5: app/cli/main.py)
+if TYPE_CHECKING:  # loaded by the commands when they run (issue 16, item 5: app/cli/assemble.py)
     from app.engine import events as ev
     from app.engine.record import Launch, Run
     from app.local.launch import CommandLine

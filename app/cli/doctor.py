@@ -18,7 +18,7 @@ from app.cli.common import EXIT_INVALID, REPOSITORY_NAME, ConfigOpt, Repo, missi
 from app.engine.errors import GraphFileError, InterlockError
 from app.engine.findings import Finding, FindingCode, error, has_errors, ok, warning
 
-if TYPE_CHECKING:  # loaded by the checks when they run, not when the command line starts (app/cli/main.py)
+if TYPE_CHECKING:  # loaded by the checks when they run, not when the command line starts (app/cli/assemble.py)
     from app.engine.graph.model import Graph
     from app.local.config import LocalConfig
 

@@ -16,7 +16,7 @@ import typer
 from app.cli.common import EXIT_INVALID, EXIT_USAGE, GraphArg, refuse
 from app.engine.errors import GraphFileError, TeamInvalid
 
-if TYPE_CHECKING:  # loaded by the commands when they run (app/cli/main.py)
+if TYPE_CHECKING:  # loaded by the commands when they run (app/cli/assemble.py)
     from app.engine.team import Team
     from app.graphset import FileReport
 

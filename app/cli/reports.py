@@ -30,7 +30,7 @@ import typer
 from app.cli.common import REPOSITORY_NAME, AsJson, Repo, RunArg, app_installation, app_slug_on, emit_run, reading_shell
 from app.engine.errors import InterlockError
 
-if TYPE_CHECKING:  # loaded when a report runs, not when the command line starts (app/cli/main.py)
+if TYPE_CHECKING:  # loaded when a report runs, not when the command line starts (app/cli/assemble.py)
     from app.engine.anchor import Witness
     from app.engine.record import Run
     from app.github.client import Installation

@@ -17,7 +17,7 @@ import typer
 from app.cli import common
 from app.cli.common import AgentOpt, AsJson, ConfigOpt, GatesOpt, Repo, RunArg
 
-if TYPE_CHECKING:  # loaded by the commands when they run (issue 16, item 5: app/cli/main.py)
+if TYPE_CHECKING:  # loaded by the commands when they run (issue 16, item 5: app/cli/assemble.py)
     from collections.abc import Callable
 
     from app.engine.gatemode import GateMode

@@ -14,7 +14,7 @@ import typer
 
 from app.cli.common import GraphArg, refuse
 
-if TYPE_CHECKING:  # the engine is loaded when a command runs, not when the command line starts (app/cli/main.py)
+if TYPE_CHECKING:  # the engine is loaded when a command runs, not when the command line starts (app/cli/assemble.py)
     from app.engine.graph.model import Graph
     from app.engine.graph.simulate import Simulation
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from app.cli.main import cli
+from app.cli.assemble import cli
 from app.engine.graph.validate import parse_graph
 from app.engine.record import Status
 from app.local.config import GateMode

@@ -68,7 +68,7 @@ def advisor_job(tmp_path: Path, advisor: str | None, timeout: str = "60") -> tup
     subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SEEN": str(tmp_path / "question.md")}
     env["INTERLOCK_AGENT_ENV"] = "SEEN"  # the test advisor's own setting: an agent in a job gets what is listed
-    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "2"]
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "2"]
     argv += ["--agent", f'command:{sys.executable} -c "{MISSION_AGENT}"', "--workdir", str(checkout)]
     began = time.monotonic()
     result = subprocess.run([*argv, "--timeout", timeout], env=env, capture_output=True, text=True, timeout=120)

@@ -136,7 +136,7 @@ def job(
     argv = [
         sys.executable,
         "-c",
-        "from app.cli.main import main; main()",
+        "from app.cli import main; main()",
         "step",
         "--run",
         RUN,
@@ -458,7 +458,7 @@ def test_the_answer_is_folded_into_the_job_log_with_workflow_commands_off(origin
 def phase(
     origin: Path, tmp_path: Path, name: str, env: dict[str, str], *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
     argv += ["--phase", name, "--handoff", str(tmp_path / "handoff"), *extra]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
@@ -501,6 +501,6 @@ def test_deliver_needs_a_remote_url_and_a_handoff(origin: Path, tmp_path: Path) 
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     result = phase(origin, tmp_path, "deliver", env)
     assert result.returncode == 2 and "--phase deliver needs --remote URL" in result.stderr
-    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
     result = subprocess.run([*argv, "--phase", "dance"], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and "--phase must be one of all, work, deliver" in result.stderr

@@ -50,7 +50,7 @@ def mission_order_fields(order: dict[str, Any], prices: dict[str, ModelPrice]) -
 def job_cost(tmp_path: Path, origin: Path, agent: str) -> dict[str, Any]:
     checkout = tmp_path / "job"
     subprocess.run(["git", "clone", "--quiet", "-b", BRANCH, str(origin), str(checkout)], check=True)
-    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     result = subprocess.run(
         [*argv, "--agent", agent, "--workdir", str(checkout)], env=env, capture_output=True, text=True, timeout=120

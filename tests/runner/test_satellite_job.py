@@ -86,7 +86,7 @@ def job(origin: Path, tmp_path: Path, mode: str = "satellite") -> subprocess.Com
         "MODE": mode,
         "INTERLOCK_AGENT_ENV": "SEEN,MODE",
     }
-    argv = [sys.executable, "-c", "from app.cli.main import main; main()", "step", "--run", RUN, "--mission", "1"]
+    argv = [sys.executable, "-c", "from app.cli import main; main()", "step", "--run", RUN, "--mission", "1"]
     argv += ["--agent", f"command:{sys.executable} {agent}", "--workdir", str(checkout)]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
 

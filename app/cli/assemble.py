@@ -57,8 +57,11 @@ def build(app: typer.Typer) -> None:
         group.register(app)
     names = [command.name for command in app.registered_commands]
     unlisted = [name for name in names if name not in HELP_ORDER]
-    if unlisted or len(set(names)) != len(names):
-        raise RuntimeError(f"app/cli/main.py: HELP_ORDER lists each command once; not listed: {unlisted}")
+    stale = [name for name in HELP_ORDER if name not in names]  # a command whose group is not in GROUPS
+    if unlisted or stale or len(set(names)) != len(names):
+        raise RuntimeError(
+            f"app/cli/assemble.py: HELP_ORDER lists each command once; not listed: {unlisted}; not registered: {stale}"
+        )
     app.registered_commands.sort(key=lambda command: HELP_ORDER.index(str(command.name)))
 
 
