@@ -46,6 +46,9 @@ def test_the_validators_table_has_every_code_and_decides_what_is_an_error() -> N
     assert list(CODES) == list(IssueCode)
     assert all(Issue(code, "m").is_error is (info.severity is IssueSeverity.ERROR) for code, info in CODES.items())
     assert {code for code in IssueCode if not Issue(code, "m").is_error} == WARNING_CODES
+    # a severity flipped in the table changes `validate`'s exit code: the warnings are pinned here, by hand
+    warnings = ("cannot-finish", "capability-uncarried", "pointless-decide", "trap-node", "unreachable-node")
+    assert sorted(code.value for code in WARNING_CODES) == [*warnings, "useless-limit"]
     assert all(info.meaning and info.rules for info in CODES.values())
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from tests.helpers import DOCS, ROOT
+from tests.helpers import DOCS, ROOT, doc
 from tests.test_development_guide import PLACED, names_defined
 
 README_LINES = 250
@@ -83,3 +83,27 @@ def test_every_file_and_name_the_pages_point_at_is_there() -> None:
     assert [
         item for item in placed if not (ROOT / item[2]).is_file() or item[1] not in names_defined(ROOT / item[2])
     ] == []
+
+
+def heading_slugs(page: Path) -> set[str]:
+    """The anchors MkDocs gives the headings of ``page`` (lower case, punctuation dropped, spaces as dashes)."""
+    lines = [line.lstrip("#").strip().lower() for line in page.read_text(encoding="utf-8").splitlines()]
+    return {re.sub(r"[^\w\- ]", "", line).replace(" ", "-") for line in lines}
+
+
+def test_the_readmes_links_reach_a_page_and_its_heading() -> None:
+    # mkdocs checks the site's own links; nothing read the README's until a test did (issue 29 review)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#([\w-]+))?\)", readme)
+    assert len(links) >= 20
+    assert [target for target, _ in links if not target.startswith("http") and not (ROOT / target).exists()] == []
+    anchored = [(target, anchor) for target, anchor in links if anchor]
+    assert [item for item in anchored if item[1] not in heading_slugs(ROOT / item[0])] == []
+
+
+def test_the_quick_start_of_the_readme_and_of_getting_started_is_one_text() -> None:
+    # the first page of the site repeats the README's Quick start: a copy that drifted once (app/engine vs app/)
+    def quick_start(text: str) -> list[str]:
+        return text.split("\n## Quick start\n", 1)[1].split("\n\n")[:2]  # the block, and the words on it
+
+    assert quick_start(doc("index.md")) == quick_start((ROOT / "README.md").read_text(encoding="utf-8"))

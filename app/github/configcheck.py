@@ -25,7 +25,9 @@ from app.graphset import MAX_GRAPH_BYTES, find_graph
 from app.inputfile import InputUnreadable, parse_json_text, read_input_bytes
 
 GraphSource = Callable[[str], dict[str, bytes | str] | None]  # folder -> .json files (str: why unreadable); None: none
-FIX_CONFIG = "correct .github/interlock.yml; the keys are in docs/reference/configuration.md"
+FIX_CONFIG = (
+    'correct .github/interlock.yml; its keys are in Interlock\'s docs, "Configuration reference" (docs/reference/)'
+)
 
 
 def config_problems(exc: ConfigInvalid, subject: str) -> list[Finding]:

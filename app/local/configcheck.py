@@ -22,8 +22,10 @@ from app.local.config import LocalConfig
 from app.local.repofile import RepoFileInvalid, is_repository_format, read_repository_data
 
 TEXT_KEYS = ("agent", "decide", "advisor", "base")  # what the agents and base checks need from a bad file
-KEYS_PAGE = "the keys are listed in docs/local/configuration.md"
-REPOSITORY_PAGES = "docs/local/configuration.md and docs/reference/configuration.md say how"
+KEYS_PAGE = 'the keys are listed in Interlock\'s docs, "Running locally: Configuration" (docs/local/)'
+REPOSITORY_PAGES = (
+    'Interlock\'s docs say how, "Configuration reference" (docs/reference/) and "Running locally: Configuration"'
+)
 
 
 @dataclass(frozen=True)
