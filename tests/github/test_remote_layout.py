@@ -169,7 +169,10 @@ def test_the_readme_says_what_the_service_and_the_job_do_with_layout_v2() -> Non
         "a mission record that a job of an Interlock before v2 stored at its v1 place is still read",
     ):
         assert said in paragraph, said
-    assert "(in its bucket, journal layout v2 below; a run written in layout v1 moves to v2 in that commit)" in text
+    assert (
+        "(in its bucket, [journal layout v2](../local/journal.md); a run written in layout v1 moves to v2 in "
+        "that commit)" in text
+    )
 
 
 def test_a_mission_record_at_its_v1_place_in_a_v2_run_is_still_read(world: World, served: str) -> None:

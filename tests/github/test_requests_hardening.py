@@ -222,7 +222,8 @@ def test_the_readme_says_how_requests_are_hardened() -> None:
         "The filing is claimed with compare-and-swap on the run's record before the issue is made, so two service "
         "replicas handling one delivery file one request.",
         "A GitHub failure (5xx or a timeout) while filing fails the delivery, and its redelivery files the request "
-        "(or finds the one a lost answer made: see above); an issue GitHub refuses (404, 422) is not retried: the "
+        "(or finds the one a lost answer made: see the end of [the webhook service](../operating/service.md)); "
+        "an issue GitHub refuses (404, 422) is not retried: the "
         "run escalates with `upstream_unfileable`, and its issue names the status and the fix.",
     ):
         assert sentence in text, sentence

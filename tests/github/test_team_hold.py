@@ -262,7 +262,8 @@ def test_the_readme_says_how_a_team_stops() -> None:
         "Each held run's issue is told of the stop and of the start, once; a redelivered command changes nothing.",
         "Autopilot never lifts a stop: it passes the team's graph gates only (each pass is a comment naming the gate "
         "and the verdict), and the merge of the pull request, which makes the run `done`, stays a person's.",
-        "`team stop [TEAM]`, `team start [TEAM]` (see **Stopping a team** below), from people with write permission",
+        "`team stop [TEAM]`, `team start [TEAM]` (see **Stopping a team** in [Teams](../github/teams.md)), "
+        "from people with write permission",
         "Starting a run costs 19 (two of them read whether its team is stopped, before and after the start;",
     ]:
         assert sentence in text, sentence

@@ -91,8 +91,8 @@ def test_the_cache_key_is_the_actions_version_python_and_runner(tmp_path: Path) 
     key = cache_key(tmp_path, values)
     assert re.fullmatch(r"interlock-venv-1-Linux-X64-py3\.12\.7-v1\.2-[0-9a-f]{16}-[0-9a-f]{12}", key), key
     assert cache_key(tmp_path, values) == key  # the same action, the same runner: the same key, a cache hit
-    (project / "app" / "cli" / "main.py").write_text(
-        (project / "app" / "cli" / "main.py").read_text() + "\n# changed\n"
+    (project / "app" / "cli" / "assemble.py").write_text(
+        (project / "app" / "cli" / "assemble.py").read_text() + "\n# changed\n"
     )
     changed = cache_key(tmp_path, values)
     assert changed != key and changed.rsplit("-", 2)[0] == key.rsplit("-", 2)[0]  # the files' hash is the version
