@@ -51,3 +51,10 @@ def test_the_measure_finds_a_long_module_and_a_long_nested_function(tmp_path: Pa
         f"app/nested.py:1 outer ({MAX_FUNCTION_LINES + 2} lines)",
         f"app/nested.py:2 inner ({MAX_FUNCTION_LINES + 1} lines)",
     ]
+
+
+def test_property_tests_run_at_a_fixed_seed_and_keep_no_example_database() -> None:
+    # issue 29: the suite's time and verdict are the same from one run to the next (tests/conftest.py)
+    from hypothesis import settings
+
+    assert settings.default.derandomize is True and settings.default.database is None
