@@ -6,8 +6,10 @@ line was a package, so an install made before keeps working after a pull; it bui
 importing the package stays light.
 """
 
+from typing import NoReturn
 
-def main() -> None:
+
+def main() -> NoReturn:
     from app.cli.assemble import main as run  # built when the command runs, not on import
 
     run()

@@ -13,6 +13,8 @@ stays light.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import typer
 
 from app.cli import (
@@ -68,6 +70,6 @@ def build(app: typer.Typer) -> None:
 build(cli)
 
 
-def main() -> None:
+def main() -> NoReturn:
     """Console entry point: maps every failure to a message and an exit code, never a traceback."""
     run_command_line(cli)

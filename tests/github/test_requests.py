@@ -370,6 +370,7 @@ def test_the_readme_says_how_requests_between_repositories_work() -> None:
     assert "the App starts it at once on the team's `defaultGraph`, without a person," in text
     assert "`in_progress` (its run is live), `done` (its run's pull request awaits merge)," in text
     assert "The waiting run resumes by itself at `done` or `delivered`, whichever comes first," in text
+    assert "`satellites` as [Satellite repositories](satellites.md) says," in text
     assert "`acceptsRequests` and `autoAccept` as [Requests between repositories](requests.md) says." in text
     assert "`satellites`, `acceptsRequests` and `autoAccept` are read and checked, but" not in text
 
