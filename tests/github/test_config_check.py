@@ -17,6 +17,8 @@ from tests.github.fake_github import FakeGitHub
 from tests.github.test_doctor import KEY, fake  # noqa: F401 - the fixture
 from tests.helpers import ROOT, doc
 
+CHECK_PAGES = ("local/doctor.md", "github/configuration.md", "github/teams.md")  # where `config check` is told
+
 REPO = "octo/app"
 SMALL = {
     "name": "small",
@@ -152,7 +154,7 @@ def test_an_extends_the_app_cannot_read_is_an_error_on_github(fake: FakeGitHub) 
 
 
 def test_the_readme_names_the_commands_this_file_runs() -> None:
-    readme = doc("local/doctor.md", "github/configuration.md", "github/teams.md")
+    readme = doc(*CHECK_PAGES)
     block = readme.split("**Checking it**: `interlock config check`", 1)[1].split("```", 2)[1]
     assert [line.split("#")[0].split()[3:4] for line in block.splitlines()[1:]] == [[], ["--file"], ["--repo"]]
     assert (
@@ -194,7 +196,7 @@ def test_every_team_key_is_acted_on_so_none_is_warned_as_doing_nothing(tmp_path:
 
 
 def test_the_readme_says_a_misspelt_key_is_named_with_what_it_meant() -> None:
-    text = " ".join(doc("local/doctor.md", "github/configuration.md", "github/teams.md").split())
+    text = " ".join(doc(*CHECK_PAGES).split())
     assert (
         "`teams.core.concurency: Extra inputs are not permitted (did you mean `concurrency`?)`, and when unknown keys "
         "are all that is wrong, a checkout's graphs are still checked, against the file without them"
@@ -244,7 +246,7 @@ def test_on_github_a_layer_wrong_beyond_its_keys_is_named_with_the_others(fake: 
 
 
 def test_the_readme_says_every_file_of_a_chain_is_checked_in_one_run() -> None:
-    text = " ".join(doc("local/doctor.md", "github/configuration.md", "github/teams.md").split())
+    text = " ".join(doc(*CHECK_PAGES).split())
     assert (
         "through `--repo`, every file of the `extends:` chain is checked the same way in one run, each problem named "
         "by the file it is in"
