@@ -36,20 +36,22 @@ def _generated(what: str) -> str:
     return f"This page is generated from {what} by `{COMMAND}`; do not edit it by hand."
 
 
+def _outside_code(value: str, change: Callable[[str], str]) -> str:
+    """``value`` with ``change`` applied to its text outside code spans (between backticks nothing is changed)."""
+    parts = value.split("`")
+    return "`".join(part if index % 2 else change(part) for index, part in enumerate(parts))
+
+
 def _text(value: str) -> str:
     """``value`` as Markdown text: outside code spans, ``<`` and ``*`` escaped, so that no help text turns into HTML
     or emphasis."""
-    parts = value.split("`")
-    return "`".join(
-        part if index % 2 else part.replace("<", "&lt;").replace("*", "\\*") for index, part in enumerate(parts)
-    )
+    return _outside_code(value, lambda part: part.replace("<", "&lt;").replace("*", "\\*"))
 
 
 def _cell(value: str) -> str:
     """``value`` fit for one cell of a Markdown table: one line, its pipes escaped outside code spans (where
     Python-Markdown, which MkDocs uses, takes a pipe as it is)."""
-    parts = _text(" ".join(value.split())).split("`")
-    return "`".join(part if index % 2 else part.replace("|", "\\|") for index, part in enumerate(parts))
+    return _outside_code(_text(" ".join(value.split())), lambda part: part.replace("|", "\\|"))
 
 
 def _code(value: str) -> str:
